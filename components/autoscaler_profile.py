@@ -1,0 +1,91 @@
+"""The cluster autoscaler profile: the article's defaults, user overrides, and their checks.
+
+AKS takes almost every autoscaler setting as a string (`"20s"`, `"120"`, `"true"`); stack
+config lets users write natural YAML values (`120`, `true`) and this module turns them into
+the strings the API expects, rejecting values AKS would refuse at apply time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from types import MappingProxyType
+
+from components.config_reader import ConfigNode
+
+# The autoscaler values recommended by "MLOps best practices on AKS" (GPU nodes are slow to
+# provision and expensive to keep idle: scan often, scale down after 10 idle minutes, wait 15
+# minutes after a scale-up before considering a scale-down, give pods 2 minutes to terminate).
+# "least-waste" picks the pool that leaves the fewest idle GPUs/CPUs after a scale-up, which
+# matters when several GPU pools could fit the same pending pod.
+ARTICLE_DEFAULTS: MappingProxyType[str, str | bool] = MappingProxyType(
+    {
+        "scanInterval": "20s",
+        "scaleDownUnneededTime": "10m",
+        "scaleDownDelayAfterAdd": "15m",
+        "maxGracefulTerminationSec": "120",
+        "expander": "least-waste",
+    }
+)
+
+_DURATION = re.compile(r"\d+(?:s|m|h)")
+EXPANDERS = ("least-waste", "most-pods", "priority", "random")
+
+
+def _duration(node: ConfigNode) -> str:
+    return node.string(pattern=_DURATION, describe="a duration such as '20s', '10m' or '1h'")
+
+
+def _count(minimum: int, maximum: int) -> Callable[[ConfigNode], str]:
+    def read(node: ConfigNode) -> str:
+        return str(node.integer(minimum=minimum, maximum=maximum))
+
+    return read
+
+
+def _string_bool(node: ConfigNode) -> str:
+    return "true" if node.boolean() else "false"
+
+
+def _threshold(node: ConfigNode) -> str:
+    return repr(node.number(minimum=0.0, maximum=1.0))
+
+
+def _expander(node: ConfigNode) -> str:
+    return node.string(choices=EXPANDERS)
+
+
+# camelCase config key -> reader producing the value type the AKS API takes for it.
+READERS: MappingProxyType[str, Callable[[ConfigNode], str | bool]] = MappingProxyType(
+    {
+        "balanceSimilarNodeGroups": _string_bool,
+        "daemonsetEvictionForEmptyNodes": ConfigNode.boolean,
+        "daemonsetEvictionForOccupiedNodes": ConfigNode.boolean,
+        "expander": _expander,
+        "ignoreDaemonsetsUtilization": ConfigNode.boolean,
+        "maxEmptyBulkDelete": _count(1, 1000),
+        "maxGracefulTerminationSec": _count(0, 86400),
+        "maxNodeProvisionTime": _duration,
+        "maxTotalUnreadyPercentage": _count(0, 100),
+        "newPodScaleUpDelay": _duration,
+        "okTotalUnreadyCount": _count(0, 1000),
+        "scaleDownDelayAfterAdd": _duration,
+        "scaleDownDelayAfterDelete": _duration,
+        "scaleDownDelayAfterFailure": _duration,
+        "scaleDownUnneededTime": _duration,
+        "scaleDownUnreadyTime": _duration,
+        "scaleDownUtilizationThreshold": _threshold,
+        "scanInterval": _duration,
+        "skipNodesWithLocalStorage": _string_bool,
+        "skipNodesWithSystemPods": _string_bool,
+    }
+)
+
+
+def read_autoscaler_profile(node: ConfigNode) -> dict[str, str | bool]:
+    """The article's defaults with the stack's overrides applied, keyed by camelCase AKS name."""
+    profile: dict[str, str | bool] = dict(ARTICLE_DEFAULTS)
+    for key, child in node.fields(READERS).items():
+        if child.present:
+            profile[key] = READERS[key](child)
+    return profile

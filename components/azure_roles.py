@@ -1,0 +1,18 @@
+"""Azure built-in role definition GUIDs the platform assigns, and how to reference them.
+
+GUIDs from "Azure built-in roles" (learn.microsoft.com/azure/role-based-access-control/built-in-roles);
+they are the same in every tenant.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
+AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+
+
+def role_definition_id(subscription_id: pulumi.Input[str], role_guid: str) -> pulumi.Output[str]:
+    return pulumi.Output.concat(
+        "/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role_guid
+    )

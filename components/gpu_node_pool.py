@@ -1,0 +1,101 @@
+"""`GpuNodePool`: one autoscaled GPU user pool as its own AKS `AgentPool` resource.
+
+The pool's labels, taints and GPU capacity come from `derive_pool_facts`, and the component
+exposes those facts so the Kubernetes layer (device plugin, Kueue flavors, quotas) targets the
+pool without restating anything about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import containerservice as aks
+
+from components.pool_facts import GpuPoolFacts, derive_pool_facts
+from components.settings import GpuPoolSettings
+
+# Properties AKS cannot change on an existing pool. Declaring them makes `pulumi preview` show a
+# replacement (delete first: the new pool reuses the name) instead of an update AKS rejects
+# halfway through `pulumi up`.
+IMMUTABLE_POOL_PROPERTIES = (
+    "vmSize",
+    "gpuInstanceProfile",
+    "scaleSetPriority",
+    "scaleSetEvictionPolicy",
+    "spotMaxPrice",
+    "osSKU",
+    "osDiskSizeGB",
+    "availabilityZones",
+    "maxPods",
+    "enableEncryptionAtHost",
+    "enableNodePublicIP",
+)
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    pool: GpuPoolSettings
+    mig_strategy: str
+    cluster_name: pulumi.Input[str]
+    resource_group_name: pulumi.Input[str]
+    tags: Mapping[str, str]
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    """A GPU user pool that scales from `min_count` (0 allowed) to `max_count` and is tainted for GPU work."""
+
+    facts: GpuPoolFacts
+    pool_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("aks-mlops:compute:GpuNodePool", name, None, opts)
+        pool = args.pool
+        self.facts = derive_pool_facts(pool, args.mig_strategy)
+        spot = (
+            {"scale_set_priority": "Spot", "scale_set_eviction_policy": "Delete", "spot_max_price": pool.spot_max_price}
+            if pool.spot
+            else {"scale_set_priority": "Regular"}
+        )
+        agent_pool = aks.AgentPool(
+            f"{name}-pool",
+            agent_pool_name=pool.name,
+            resource_name_=args.cluster_name,
+            resource_group_name=args.resource_group_name,
+            mode="User",
+            type="VirtualMachineScaleSets",
+            vm_size=pool.vm.name,
+            os_type="Linux",
+            # A100/H100 sizes are not offered on Azure Linux; Ubuntu is the GPU image AKS supports everywhere.
+            os_sku="Ubuntu",
+            os_disk_size_gb=pool.os_disk_size_gb,
+            availability_zones=list(pool.zones) or None,
+            node_labels=dict(self.facts.node_labels),
+            node_taints=[str(taint) for taint in self.facts.taints],
+            enable_auto_scaling=True,
+            min_count=pool.min_count,
+            max_count=pool.max_count,
+            # Always sent (pulumi-azure-native#2943): without it AKS creates the pool with one node,
+            # a GPU VM billed until the autoscaler notices it is idle.
+            count=pool.min_count,
+            max_pods=pool.max_pods,
+            gpu_instance_profile=pool.mig_profile,
+            gpu_profile=aks.GPUProfileArgs(driver=pool.driver),
+            upgrade_settings=aks.AgentPoolUpgradeSettingsArgs(
+                max_surge=pool.max_surge, drain_timeout_in_minutes=pool.drain_timeout_minutes
+            ),
+            enable_encryption_at_host=pool.encryption_at_host,
+            enable_node_public_ip=False,
+            tags=dict(args.tags),
+            **spot,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # The autoscaler owns the node count; never write a stale count back.
+                ignore_changes=["count"],
+                replace_on_changes=list(IMMUTABLE_POOL_PROPERTIES),
+                delete_before_replace=True,
+            ),
+        )
+        self.pool_name = agent_pool.name
+        self.register_outputs({"poolName": self.pool_name, "capacityAtMax": self.facts.capacity_at_max})

@@ -1,0 +1,86 @@
+"""Derived facts of a GPU node pool: the one place labels, taints and GPU capacity are computed.
+
+The node pool component, the Kubernetes layer (device plugin tolerations, Kueue flavors and
+quotas), the policy pack and the offline plan all read these facts instead of re-deriving them,
+so two layers cannot disagree about which taint a pool carries or how many GPUs it offers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from components.scheduling import SPOT_LABEL, SPOT_TAINT, Taint
+from components.settings import GpuPoolSettings
+
+WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class GpuPoolFacts:
+    """What a GPU pool's nodes look like to the Kubernetes scheduler."""
+
+    name: str
+    vm_size: str
+    gpu_model: str
+    # Labels declared on the AKS pool (AKS adds `agentpool=<name>` itself).
+    node_labels: Mapping[str, str]
+    # Labels that select exactly this pool's nodes (what a Kueue flavor's nodeLabels use).
+    selector: Mapping[str, str]
+    # Every taint the nodes carry, the spot taint AKS adds included.
+    taints: tuple[Taint, ...]
+    # The extended resource pods request to get this pool's GPUs, and how many each node offers.
+    gpu_resource: str
+    gpus_per_node: int
+    resources_per_node: int
+    min_nodes: int
+    max_nodes: int
+    mig_slice: str | None
+
+    @property
+    def capacity_at_max(self) -> int:
+        """Units of `gpu_resource` the pool offers when the autoscaler has scaled it to max_count."""
+        return self.resources_per_node * self.max_nodes
+
+    @property
+    def physical_gpus_at_max(self) -> int:
+        return self.gpus_per_node * self.max_nodes
+
+    def tolerations(self) -> list[dict[str, str]]:
+        """Tolerations that let a pod (or a Kueue flavor's admitted pods) run on this pool."""
+        return [taint.toleration() for taint in self.taints]
+
+
+def derive_pool_facts(pool: GpuPoolSettings, mig_strategy: str) -> GpuPoolFacts:
+    """Compute a pool's facts from its settings and the cluster's MIG strategy (`single` or `mixed`)."""
+    labels = {"accelerator": "nvidia", "workload": pool.workload, **pool.labels}
+    taints = list(pool.taints)
+    if pool.spot:
+        labels[SPOT_LABEL] = "spot"
+        taints.append(SPOT_TAINT)
+    gpu_resource, per_node, mig_slice = WHOLE_GPU_RESOURCE, pool.vm.gpu_count, None
+    if pool.mig_profile is not None:
+        profile = pool.vm.mig_profile(pool.mig_profile)
+        if profile is None:
+            raise ValueError(f"{pool.vm.name} has no MIG profile {pool.mig_profile}")
+        mig_slice = profile.slice_name
+        per_node = profile.instances_per_gpu * pool.vm.gpu_count
+        # With the `single` strategy every slice is advertised as nvidia.com/gpu; with `mixed`
+        # each slice size gets its own resource name (NVIDIA k8s-device-plugin MIG strategies).
+        if mig_strategy == "mixed":
+            gpu_resource = profile.resource_name
+    return GpuPoolFacts(
+        name=pool.name,
+        vm_size=pool.vm.name,
+        gpu_model=pool.vm.gpu_model or "",
+        node_labels=MappingProxyType(labels),
+        selector=MappingProxyType({"agentpool": pool.name}),
+        taints=tuple(taints),
+        gpu_resource=gpu_resource,
+        gpus_per_node=pool.vm.gpu_count,
+        resources_per_node=per_node,
+        min_nodes=pool.min_count,
+        max_nodes=pool.max_count,
+        mig_slice=mig_slice,
+    )

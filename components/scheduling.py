@@ -1,0 +1,48 @@
+"""Kubernetes scheduling primitives shared by node pools and everything that targets them.
+
+A node pool's taints are declared once (in settings) and turned into both the AKS
+`nodeTaints` strings and the tolerations of every workload or Kueue flavor that must land
+on that pool, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+TAINT_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint in the `key[=value]:Effect` form AKS accepts in `nodeTaints`."""
+
+    key: str
+    value: str | None
+    effect: TaintEffect
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return f"{self.key}:{self.effect}"
+        return f"{self.key}={self.value}:{self.effect}"
+
+    def toleration(self) -> dict[str, str]:
+        """The Kubernetes toleration that matches exactly this taint."""
+        if self.value is None:
+            return {"key": self.key, "operator": "Exists", "effect": self.effect}
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+
+
+# AKS puts this label and taint on every Spot node itself; the pool declares them too so that
+# Pulumi does not see a permanent diff, and tolerations derived from the pool cover them.
+SPOT_LABEL = "kubernetes.azure.com/scalesetpriority"
+SPOT_TAINT = Taint(key=SPOT_LABEL, value="spot", effect="NoSchedule")
+
+# The taint of the one System pool: only critical add-ons (CoreDNS, metrics-server, konnectivity)
+# tolerate it, so user pods never compete with them for the system nodes.
+SYSTEM_POOL_TAINT = Taint(key="CriticalAddonsOnly", value="true", effect="NoSchedule")
+
+# Default taint of GPU pools (the AKS GPU article's `sku=gpu:NoSchedule`): keeps CPU-only pods off
+# expensive GPU nodes; GPU jobs and GPU DaemonSets tolerate it.
+DEFAULT_GPU_TAINT = Taint(key="sku", value="gpu", effect="NoSchedule")

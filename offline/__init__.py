@@ -1,0 +1,1 @@
+"""Running the Pulumi program without a cloud: the mock engine harness and the offline command."""

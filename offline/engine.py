@@ -1,0 +1,190 @@
+"""Run the real program, or any part of it, on the Pulumi SDK's mock engine and capture it.
+
+`run_stack("dev")` reads `Pulumi.dev.yaml` the way the Pulumi CLI would (values handed to the
+program as strings, objects as JSON), executes `__main__.py`, and returns every resource the
+program registered with its type, name, parent, provider, inputs and resource options
+(protect, ignoreChanges, dependencies ...), plus the stack outputs. Tests, the offline command
+and later the policy checks all use this one harness.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from offline.fake_azure import FakeAzure
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+PROJECT = "aks-mlops"
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+@dataclass
+class CapturedResource:
+    """One resource registration as the engine saw it."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    provider: str
+    custom: bool
+    inputs: dict[str, Any]
+    secret_inputs: frozenset[str]
+    protect: bool
+    retain_on_delete: bool
+    delete_before_replace: bool
+    ignore_changes: tuple[str, ...]
+    replace_on_changes: tuple[str, ...]
+    dependencies: tuple[str, ...]
+
+
+@dataclass
+class ProgramRun:
+    """Everything one program run registered."""
+
+    resources: list[CapturedResource]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    secret_outputs: frozenset[str] = frozenset()
+
+    def of_type(self, type_token: str) -> list[CapturedResource]:
+        return [r for r in self.resources if r.type == type_token]
+
+    def named(self, name: str) -> CapturedResource:
+        matches = [r for r in self.resources if r.name == name]
+        if len(matches) != 1:
+            raise KeyError(f"expected one resource named {name!r}, found {len(matches)}")
+        return matches[0]
+
+    def by_urn(self, urn: str) -> CapturedResource:
+        return next(r for r in self.resources if r.urn == urn)
+
+    def children_of(self, parent: CapturedResource) -> list[CapturedResource]:
+        return [r for r in self.resources if r.parent == parent.urn]
+
+
+def _unwrap_secrets(value: Any) -> tuple[Any, bool]:
+    """Replace RPC secret envelopes by their values; report whether any was found."""
+    if rpc.is_rpc_secret(value):
+        return _unwrap_secrets(rpc.unwrap_rpc_secret(value))[0], True
+    if isinstance(value, dict):
+        found = False
+        result = {}
+        for key, item in value.items():
+            result[key], secret = _unwrap_secrets(item)
+            found |= secret
+        return result, found
+    if isinstance(value, list):
+        pairs = [_unwrap_secrets(item) for item in value]
+        return [item for item, _ in pairs], any(secret for _, secret in pairs)
+    return value, False
+
+
+class CapturingMonitor(mocks.MockMonitor):
+    """The SDK's mock monitor, also recording each registration's options and the stack outputs."""
+
+    def __init__(self, fake: pulumi.runtime.Mocks) -> None:
+        super().__init__(fake)
+        self.captured: list[CapturedResource] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self.secret_outputs: frozenset[str] = frozenset()
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != STACK_TYPE:
+            raw = rpc.deserialize_properties(request.object)
+            inputs, secret_keys = {}, set()
+            for key, value in raw.items():
+                inputs[key], secret = _unwrap_secrets(value)
+                if secret:
+                    secret_keys.add(key)
+            self.captured.append(
+                CapturedResource(
+                    type=request.type,
+                    name=request.name,
+                    urn=response.urn,
+                    parent=request.parent,
+                    provider=request.provider,
+                    custom=request.custom,
+                    inputs=inputs,
+                    secret_inputs=frozenset(secret_keys),
+                    protect=request.protect,
+                    retain_on_delete=request.retainOnDelete,
+                    delete_before_replace=request.deleteBeforeReplace,
+                    ignore_changes=tuple(request.ignoreChanges),
+                    replace_on_changes=tuple(request.replaceOnChanges),
+                    dependencies=tuple(request.dependencies),
+                )
+            )
+        return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        if f"::{STACK_TYPE}::" in request.urn:
+            outputs, secrets = {}, set()
+            for key, value in rpc.deserialize_properties(request.outputs).items():
+                outputs[key], secret = _unwrap_secrets(value)
+                if secret:
+                    secrets.add(key)
+            self.stack_outputs, self.secret_outputs = outputs, frozenset(secrets)
+        return super().RegisterResourceOutputs(request)
+
+
+def engine_config(stack_config: Mapping[str, Any]) -> dict[str, str]:
+    """Stack config as the CLI hands it to a program: namespaced keys, strings, objects as JSON."""
+    result = {}
+    for key, value in stack_config.items():
+        full_key = key if ":" in key else f"{PROJECT}:{key}"
+        if isinstance(value, dict | list):
+            result[full_key] = json.dumps(value)
+        elif isinstance(value, bool):
+            result[full_key] = "true" if value else "false"
+        else:
+            result[full_key] = str(value)
+    return result
+
+
+def stack_files(project_dir: Path = PROJECT_DIR) -> dict[str, Path]:
+    """Every `Pulumi.<stack>.yaml` of the project, by stack name."""
+    return {path.name[len("Pulumi.") : -len(".yaml")]: path for path in sorted(project_dir.glob("Pulumi.*.yaml"))}
+
+
+def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
+    path = project_dir / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"no stack file {path.name}; stacks: {', '.join(stack_files(project_dir))}")
+    return dict((yaml.safe_load(path.read_text()) or {}).get("config") or {})
+
+
+def run_program(program: Callable[[], None], config: Mapping[str, Any], stack: str = "test") -> ProgramRun:
+    """Run `program` on the mock engine with the given (un-namespaced or namespaced) stack config."""
+    settings.ROOT.set(None)
+    pulumi.runtime.set_all_config(engine_config(config))
+    monitor = CapturingMonitor(FakeAzure())
+    mocks.set_mocks(FakeAzure(), project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    stack_resource = settings.get_root_resource()
+
+    def run() -> None:
+        program()
+        # `set_mocks` finishes its root Stack before the program runs; register the program's
+        # exports by finishing it once more (the SDK guards `_finish` with this flag).
+        stack_resource._outputs_registered = False  # type: ignore[union-attr]
+        stack_resource._finish()  # type: ignore[union-attr]
+
+    _sync_await(run_pulumi_func(run))
+    return ProgramRun(monitor.captured, monitor.stack_outputs, monitor.secret_outputs)
+
+
+def run_stack(stack: str, overrides: Mapping[str, Any] | None = None, project_dir: Path = PROJECT_DIR) -> ProgramRun:
+    """Run `__main__.py` for a stack file, optionally with some config keys replaced."""
+    config = {**load_stack_config(stack, project_dir), **(overrides or {})}
+    return run_program(lambda: runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__"), config, stack)

@@ -1,0 +1,135 @@
+"""What Azure would answer, for the program run on the Pulumi mock engine.
+
+The program reads a few values only the cloud knows (resource ids, the kubelet identity, the
+OIDC issuer URL, the registry login server, the user kubeconfig). These answers are shaped like
+the real API responses so the program's code paths that consume them run for real offline.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pulumi
+import yaml
+
+SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
+TENANT_ID = "11111111-1111-1111-1111-111111111111"
+DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
+# The Entra ID application of the AKS AAD server, the same in every tenant.
+AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+
+# Pulumi type token -> Azure resource provider path, for realistic resource ids.
+_PROVIDER_PATHS = {
+    "azure-native:containerservice:ManagedCluster": "Microsoft.ContainerService/managedClusters",
+    "azure-native:managedidentity:UserAssignedIdentity": "Microsoft.ManagedIdentity/userAssignedIdentities",
+    "azure-native:operationalinsights:Workspace": "Microsoft.OperationalInsights/workspaces",
+    "azure-native:containerregistry:Registry": "Microsoft.ContainerRegistry/registries",
+}
+# The input that carries the Azure name of each resource type.
+_NAME_INPUTS = ("resourceName", "workspaceName", "registryName", "resourceGroupName", "agentPoolName")
+
+
+def user_kubeconfig(cluster_name: str) -> str:
+    """An Entra ID exec kubeconfig as `listClusterUserCredential?format=exec` returns it."""
+    document = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": cluster_name,
+                "cluster": {
+                    "certificate-authority-data": base64.b64encode(b"fake-ca").decode(),
+                    "server": f"https://{cluster_name}.hcp.example.azmk8s.io:443",
+                },
+            }
+        ],
+        "contexts": [
+            {"name": cluster_name, "context": {"cluster": cluster_name, "user": f"clusterUser_{cluster_name}"}}
+        ],
+        "current-context": cluster_name,
+        "users": [
+            {
+                "name": f"clusterUser_{cluster_name}",
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "kubelogin",
+                        "args": [
+                            "get-token",
+                            "--environment",
+                            "AzurePublicCloud",
+                            "--server-id",
+                            AKS_AAD_SERVER_ID,
+                            "--client-id",
+                            "80faf920-1908-4b52-b5ef-a8e7bedfc67a",
+                            "--tenant-id",
+                            TENANT_ID,
+                            "--login",
+                            "devicecode",
+                        ],
+                        "provideClusterInfo": False,
+                    }
+                },
+            }
+        ],
+    }
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+class FakeAzure(pulumi.runtime.Mocks):
+    """Answers resource registrations and invokes the way Azure and Kubernetes would."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        inputs = dict(args.inputs)
+        name = next((inputs[key] for key in _NAME_INPUTS if isinstance(inputs.get(key), str)), args.name)
+        group = inputs.get("resourceGroupName", "rg")
+        provider_path = _PROVIDER_PATHS.get(args.typ)
+        resource_id = (
+            f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{group}/providers/{provider_path}/{name}"
+            if provider_path
+            else f"{args.name}-id"
+        )
+        state = {**inputs, "name": name, "id": resource_id}
+        if args.typ == "azure-native:containerservice:ManagedCluster":
+            state["identityProfile"] = {
+                "kubeletidentity": {
+                    "objectId": "33333333-3333-3333-3333-333333333333",
+                    "clientId": "44444444-4444-4444-4444-444444444444",
+                    "resourceId": f"{resource_id}-agentpool",
+                }
+            }
+            state["oidcIssuerProfile"] = {
+                "enabled": True,
+                "issuerURL": f"https://oidc.example.azure.com/{TENANT_ID}/{name}/",
+            }
+            state["fqdn"] = f"{name}.hcp.example.azmk8s.io"
+            # The request lists identity ids; the response maps each id to its principal.
+            identity = dict(inputs.get("identity") or {})
+            identity["userAssignedIdentities"] = {
+                identity_id: {
+                    "principalId": "55555555-5555-5555-5555-555555555555",
+                    "clientId": "66666666-6666-6666-6666-666666666666",
+                }
+                for identity_id in identity.get("userAssignedIdentities") or []
+            }
+            state["identity"] = identity
+        elif args.typ == "azure-native:containerregistry:Registry":
+            state["loginServer"] = f"{name}.azurecr.io"
+        elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
+            state["principalId"] = "55555555-5555-5555-5555-555555555555"
+            state["clientId"] = "66666666-6666-6666-6666-666666666666"
+        return resource_id, state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {
+                "subscriptionId": SUBSCRIPTION_ID,
+                "tenantId": TENANT_ID,
+                "objectId": DEPLOYER_OBJECT_ID,
+                "clientId": DEPLOYER_OBJECT_ID,
+            }
+        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            kubeconfig = user_kubeconfig(args.args["resourceName"])
+            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
+        raise NotImplementedError(f"the offline engine has no answer for invoke {args.token}")
