@@ -11,6 +11,7 @@ same keys (with the same defaults, checked by a test) so `pulumi config` shows t
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -234,6 +235,8 @@ class _Reader:
             raise n["registrySku"].fail("must be Premium in prod (geo-replication, private link, higher throughput)")
         private_cluster, authorized_ranges = self._api_server_access(is_prod)
         gpu_pools = self._gpu_pools(n["gpuPools"], zones, reserved_names={system_pool.name: "systemPool.name"})
+        network = self._network()
+        self._check_pod_cidr_capacity(network, system_pool.max_count + sum(pool.max_count for pool in gpu_pools))
         return Settings(
             environment=environment,
             location=validators.azure_location(n["location"]),
@@ -245,7 +248,7 @@ class _Reader:
             authorized_ip_ranges=authorized_ranges,
             admin_group_object_ids=self._unique(n["adminGroupObjectIds"], validators.guid),
             availability_zones=zones,
-            network=self._network(),
+            network=network,
             upgrade_channel=upgrade_channel,
             node_os_upgrade_channel=n["nodeOsUpgradeChannel"].string(choices=NODE_OS_UPGRADE_CHANNELS),
             # AKS image cleaner interval: 24 hours to 3 months (AKS image cleaner docs).
@@ -312,6 +315,14 @@ class _Reader:
         if dns_ip == first_host:
             raise n["dnsServiceIp"].fail(f"is {first_host}, the kubernetes API Service address; use e.g. .10")
         return NetworkSettings(str(pod_cidr), str(service_cidr), str(dns_ip))
+
+    def _check_pod_cidr_capacity(self, network: NetworkSettings, max_nodes: int) -> None:
+        # Azure CNI Overlay gives every node a /24 of the pod CIDR, so the range bounds the node count.
+        blocks = 2 ** max(0, 24 - ipaddress.ip_network(network.pod_cidr).prefixlen)
+        if blocks < max_nodes:
+            raise self.nodes["podCidr"].fail(
+                f"has room for {blocks} nodes (one /24 each) but the pools can scale to {max_nodes} nodes"
+            )
 
     def _tags(self, node: ConfigNode) -> dict[str, str]:
         tags = node.string_map()
@@ -463,9 +474,9 @@ class _Reader:
     def _taints(node: ConfigNode) -> tuple[Taint, ...]:
         taints: list[Taint] = []
         for item in node.items():
+            if isinstance(item.value, str) and item.value.startswith(SPOT_LABEL):
+                raise item.fail("is added by the platform on spot pools; set spot: true instead")
             taint = validators.taint(item)
-            if taint.key == SPOT_LABEL:
-                raise item.fail("is added by the platform on spot pools; remove it")
             if any((t.key, t.effect) == (taint.key, taint.effect) for t in taints):
                 raise item.fail(f"repeats the key {taint.key} with effect {taint.effect}")
             taints.append(taint)

@@ -33,7 +33,7 @@ TAINT = re.compile(r"(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>[A-Za-
 # kubernetes.azure.com, and the kubelet may not self-assign kubernetes.io / k8s.io labels.
 RESERVED_DOMAINS = ("kubernetes.azure.com", "kubernetes.io", "k8s.io")
 
-KUBERNETES_VERSION = re.compile(r"(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?")
+KUBERNETES_VERSION = re.compile(r"(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)(?:\.(?P<patch>0|[1-9]\d*))?")
 # Kueue 0.19 requires Kubernetes >= 1.29 (Kueue installation docs); older clusters cannot run the queueing layer.
 MIN_KUBERNETES_MINOR = 29
 
@@ -122,7 +122,9 @@ def kubernetes_version(node: ConfigNode) -> str:
     version = node.string(pattern=KUBERNETES_VERSION, describe="major.minor or major.minor.patch, e.g. '1.33'")
     match = KUBERNETES_VERSION.fullmatch(version)
     assert match is not None
-    if int(match.group("major")) != 1 or int(match.group("minor")) < MIN_KUBERNETES_MINOR:
+    if int(match.group("major")) != 1:
+        raise node.fail("is not a Kubernetes 1.x version; AKS ships only 1.x")
+    if int(match.group("minor")) < MIN_KUBERNETES_MINOR:
         raise node.fail(
             f"is too old; Kueue needs Kubernetes >= 1.{MIN_KUBERNETES_MINOR} (quote the version in YAML: '1.30' "
             "unquoted is read as the number 1.3)"
