@@ -56,6 +56,8 @@ class ProgramRun:
     resources: list[CapturedResource]
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: frozenset[str] = frozenset()
+    # The exception that stopped the program, when the run was asked not to raise it.
+    error: BaseException | None = None
 
     def of_type(self, type_token: str) -> list[CapturedResource]:
         return [r for r in self.resources if r.type == type_token]
@@ -139,11 +141,15 @@ class CapturingMonitor(mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)
 
 
+def namespaced(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Config keys with their namespace (`gpuPools` -> `aks-mlops:gpuPools`), as the CLI stores them."""
+    return {key if ":" in key else f"{PROJECT}:{key}": value for key, value in config.items()}
+
+
 def engine_config(stack_config: Mapping[str, Any]) -> dict[str, str]:
     """Stack config as the CLI hands it to a program: namespaced keys, strings, objects as JSON."""
     result = {}
-    for key, value in stack_config.items():
-        full_key = key if ":" in key else f"{PROJECT}:{key}"
+    for full_key, value in namespaced(stack_config).items():
         if isinstance(value, dict | list):
             result[full_key] = json.dumps(value)
         elif isinstance(value, bool):
@@ -165,8 +171,13 @@ def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, 
     return dict((yaml.safe_load(path.read_text()) or {}).get("config") or {})
 
 
-def run_program(program: Callable[[], None], config: Mapping[str, Any], stack: str = "test") -> ProgramRun:
-    """Run `program` on the mock engine with the given (un-namespaced or namespaced) stack config."""
+def run_program(
+    program: Callable[[], None], config: Mapping[str, Any], stack: str = "test", *, raise_on_error: bool = True
+) -> ProgramRun:
+    """Run `program` on the mock engine with the given (un-namespaced or namespaced) stack config.
+
+    With `raise_on_error=False` a failing program returns its error together with whatever it
+    registered before failing (which is how tests prove bad config registers nothing)."""
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(engine_config(config))
     monitor = CapturingMonitor(FakeAzure())
@@ -180,11 +191,25 @@ def run_program(program: Callable[[], None], config: Mapping[str, Any], stack: s
         stack_resource._outputs_registered = False  # type: ignore[union-attr]
         stack_resource._finish()  # type: ignore[union-attr]
 
-    _sync_await(run_pulumi_func(run))
-    return ProgramRun(monitor.captured, monitor.stack_outputs, monitor.secret_outputs)
+    error: BaseException | None = None
+    try:
+        _sync_await(run_pulumi_func(run))
+    except Exception as failure:
+        if raise_on_error:
+            raise
+        error = failure
+    return ProgramRun(monitor.captured, monitor.stack_outputs, monitor.secret_outputs, error)
 
 
-def run_stack(stack: str, overrides: Mapping[str, Any] | None = None, project_dir: Path = PROJECT_DIR) -> ProgramRun:
-    """Run `__main__.py` for a stack file, optionally with some config keys replaced."""
-    config = {**load_stack_config(stack, project_dir), **(overrides or {})}
-    return run_program(lambda: runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__"), config, stack)
+def run_stack(
+    stack: str,
+    overrides: Mapping[str, Any] | None = None,
+    project_dir: Path = PROJECT_DIR,
+    *,
+    raise_on_error: bool = True,
+) -> ProgramRun:
+    """Run `__main__.py` for a stack file, optionally with some config keys replaced (None removes one)."""
+    config = {**namespaced(load_stack_config(stack, project_dir)), **namespaced(overrides or {})}
+    config = {key: value for key, value in config.items() if value is not None}
+    main = str(project_dir / "__main__.py")
+    return run_program(lambda: runpy.run_path(main, run_name="__main__"), config, stack, raise_on_error=raise_on_error)

@@ -1,0 +1,59 @@
+"""Human-readable summaries of an offline program run (what `pulumi up` would create)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from offline.engine import CapturedResource, ProgramRun
+
+# Inputs that carry a resource's Azure or Kubernetes name, shown next to the Pulumi name.
+_AZURE_NAME_INPUTS = (
+    "agentPoolName",
+    "configName",
+    "resourceName",
+    "workspaceName",
+    "registryName",
+    "resourceGroupName",
+)
+
+
+def resource_tree(run: ProgramRun) -> Iterator[str]:
+    """One line per resource, indented under its parent component."""
+    urns = {resource.urn for resource in run.resources}
+    # Registration order depends on RPC timing; sort so two runs print the same plan.
+    roots = sorted((r for r in run.resources if r.parent not in urns), key=lambda r: (r.type, r.name))
+    for root in roots:
+        yield from _subtree(run, root, depth=1)
+
+
+def _subtree(run: ProgramRun, resource: CapturedResource, depth: int) -> Iterator[str]:
+    flags = [flag for flag, on in (("protect", resource.protect), ("retain", resource.retain_on_delete)) if on]
+    if resource.ignore_changes:
+        flags.append("ignoreChanges=" + ",".join(resource.ignore_changes))
+    azure_name = next((str(resource.inputs[k]) for k in _AZURE_NAME_INPUTS if k in resource.inputs), "")
+    details = "  ".join(part for part in (azure_name and f"({azure_name})", " ".join(f"[{f}]" for f in flags)) if part)
+    yield f"{'  ' * depth}{resource.type}  {resource.name}  {details}".rstrip()
+    for child in sorted(run.children_of(resource), key=lambda r: (r.type, r.name)):
+        yield from _subtree(run, child, depth + 1)
+
+
+def node_pool_table(run: ProgramRun) -> list[str]:
+    """The exported node-pool summary as an aligned table."""
+    header = ("pool", "vm size", "gpu", "per node", "nodes", "at max scale")
+    rows = [header]
+    for pool in run.outputs.get("nodePools", []):
+        per_node = f"{int(pool['resourcesPerNode'])} x {pool['gpuResource']}"
+        rows.append(
+            (
+                pool["name"],
+                pool["vmSize"],
+                f"{int(pool['gpusPerNode'])} x {pool['gpuModel']}",
+                per_node,
+                f"{int(pool['minCount'])}..{int(pool['maxCount'])}",
+                f"{int(pool['capacityAtMax'])} {pool['gpuResource']}",
+            )
+        )
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    return [
+        "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
