@@ -1,0 +1,24 @@
+"""Builders of valid stack configuration for tests; each test changes only what it is about."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.settings import Settings, load_settings
+from offline.engine import PROJECT, engine_config, namespaced
+
+
+def engine_raw(config: dict[str, Any]) -> dict[str, str]:
+    """The project's keys of a stack config (namespaced or not) as `load_settings` receives them from the engine."""
+    prefix = f"{PROJECT}:"
+    return {key[len(prefix) :]: value for key, value in engine_config(config).items() if key.startswith(prefix)}
+
+
+def settings_for(config: dict, **overrides: object) -> Settings:
+    """Validated settings for a stack config dict (as in Pulumi.<stack>.yaml), with some keys replaced."""
+    return load_settings(engine_raw({**namespaced(config), **namespaced(overrides)}))
+
+
+def pool_config(**fields: object) -> dict:
+    """One GPU pool entry of `gpuPools`, valid unless the fields make it invalid."""
+    return {"name": "gpu", "vmSize": "Standard_NC24ads_A100_v4", "workload": "training", "maxCount": 4, **fields}

@@ -1,0 +1,53 @@
+"""`python -m offline <stack>`: the offline run a fresh machine can do without cloud access."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from offline.engine import PROJECT_DIR, load_stack_config
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "offline", *args],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_offline_run_lists_components_pools_and_capacity(stack: str, stack_config: dict) -> None:
+    result = run_cli(stack)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "aks-mlops:cluster:AksCluster  platform" in out
+    assert "azure-native:containerservice:ManagedCluster  platform-cluster" in out
+    for pool in stack_config["aks-mlops:gpuPools"]:
+        assert f"aks-mlops:compute:GpuNodePool  {pool['name']}" in out
+        row = next(line for line in out.splitlines() if line.strip().startswith(pool["name"] + " "))
+        assert pool["vmSize"] in row and f"{pool.get('minCount', 0)}..{pool['maxCount']}" in row
+    assert "kubeconfig (secret)" in out
+
+
+def test_rejected_config_exits_2_naming_the_key_without_a_traceback(tmp_path) -> None:
+    # A copy of the project whose dev stack asks for MIG on a T4.
+    for name in ("__main__.py", "Pulumi.yaml"):
+        (tmp_path / name).write_text((PROJECT_DIR / name).read_text())
+    config = load_stack_config("dev")
+    config["aks-mlops:gpuPools"][0]["migProfile"] = "MIG1g"
+    (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = run_cli("broken", "--project-dir", str(tmp_path))
+    assert result.returncode == 2
+    assert "aks-mlops:gpuPools[0].migProfile: 'MIG1g' is not supported on Standard_NC8as_T4_v3" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("args", [["nosuchstack"], []])
+def test_unknown_or_missing_stack_is_a_usage_error(args: list[str]) -> None:
+    assert run_cli(*args).returncode == 2

@@ -1,0 +1,79 @@
+"""Derived pool facts: labels, taints, tolerations and GPU capacity computed from pool settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import find_vm_size
+from components.pool_facts import derive_pool_facts
+from components.scheduling import SPOT_LABEL
+from offline.engine import load_stack_config
+from tests.builders import pool_config, settings_for
+
+DEV = load_stack_config("dev")
+
+
+def facts_of(mig_strategy: str = "mixed", **pool_fields: object):
+    settings = settings_for(DEV, gpuPools=[pool_config(**pool_fields)], migStrategy=mig_strategy)
+    return derive_pool_facts(settings.gpu_pools[0], settings.mig_strategy)
+
+
+def test_whole_gpu_pool_capacity_is_gpus_per_node_times_max_nodes() -> None:
+    facts = facts_of(vmSize="Standard_ND96isr_H100_v5", maxCount=2)
+    assert facts.gpu_resource == "nvidia.com/gpu"
+    assert facts.gpus_per_node == find_vm_size("Standard_ND96isr_H100_v5").gpu_count == 8
+    assert facts.capacity_at_max == 16
+    assert facts.physical_gpus_at_max == 16
+
+
+@pytest.mark.parametrize(
+    ("strategy", "resource"),
+    [("mixed", "nvidia.com/mig-1g.10gb"), ("single", "nvidia.com/gpu")],
+)
+def test_mig_pool_offers_seven_1g_slices_per_a100_under_either_strategy(strategy: str, resource: str) -> None:
+    facts = facts_of(strategy, migProfile="MIG1g", maxCount=4)
+    assert facts.gpu_resource == resource
+    assert facts.mig_slice == "1g.10gb"
+    assert facts.resources_per_node == 7  # one A100 80GB, seven 1g.10gb instances
+    assert facts.capacity_at_max == 28
+    assert facts.physical_gpus_at_max == 4
+
+
+def test_mig3g_on_a_four_gpu_node_counts_slices_across_all_gpus() -> None:
+    facts = facts_of(vmSize="Standard_NC96ads_A100_v4", migProfile="MIG3g", maxCount=3)
+    assert facts.gpu_resource == "nvidia.com/mig-3g.40gb"
+    assert facts.resources_per_node == 2 * 4
+    assert facts.capacity_at_max == 24
+
+
+def test_spot_pool_declares_the_label_and_taint_aks_adds_and_tolerates_both_taints() -> None:
+    facts = facts_of(spot=True)
+    assert facts.node_labels[SPOT_LABEL] == "spot"
+    assert [str(t) for t in facts.taints] == [
+        "sku=gpu:NoSchedule",
+        "kubernetes.azure.com/scalesetpriority=spot:NoSchedule",
+    ]
+    assert facts.tolerations() == [
+        {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+        {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"},
+    ]
+
+
+def test_on_demand_pool_has_no_spot_label_or_taint() -> None:
+    facts = facts_of()
+    assert SPOT_LABEL not in facts.node_labels
+    assert all(t.key != SPOT_LABEL for t in facts.taints)
+
+
+def test_labels_carry_accelerator_workload_role_and_user_labels_and_selector_is_the_pool_name() -> None:
+    facts = facts_of(name="trainers", workload="hpo", labels={"team": "vision"})
+    assert dict(facts.node_labels) == {"accelerator": "nvidia", "workload": "hpo", "team": "vision"}
+    assert dict(facts.selector) == {"agentpool": "trainers"}
+
+
+def test_custom_taints_replace_the_default_and_become_exact_tolerations() -> None:
+    facts = facts_of(taints=["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"])
+    assert facts.tolerations() == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+    ]

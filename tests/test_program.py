@@ -1,0 +1,140 @@
+"""The whole program for every `Pulumi.<stack>.yaml`: what `pulumi up` would create, per stack.
+
+Parametrized over the stack files, so a new stack is covered without touching this file.
+Expected values come from each stack's own config file, never from the program's output.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import find_vm_size
+from offline.engine import ProgramRun, load_stack_config, run_stack
+from tests.builders import settings_for
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+
+
+def pools_by_name(run: ProgramRun) -> dict[str, dict]:
+    return {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(AGENT_POOL)}
+
+
+def test_every_configured_gpu_pool_becomes_one_separate_user_pool(stack: str, stack_runs, stack_config) -> None:
+    configured = {pool["name"]: pool for pool in stack_config["aks-mlops:gpuPools"]}
+    created = pools_by_name(stack_runs[stack])
+    assert set(created) == set(configured)
+    for name, pool in configured.items():
+        inputs = created[name]
+        assert inputs["mode"] == "User"
+        assert inputs["vmSize"] == pool["vmSize"]
+        assert inputs["minCount"] == pool.get("minCount", 0) == inputs["count"]
+        assert inputs["maxCount"] == pool["maxCount"]
+        assert inputs["enableAutoScaling"] is True
+        assert "sku=gpu:NoSchedule" in inputs["nodeTaints"]
+        assert inputs["nodeLabels"]["workload"] == pool["workload"]
+        assert inputs["gpuProfile"]["driver"] == pool.get("driver", "Install")
+        assert inputs.get("gpuInstanceProfile") == pool.get("migProfile")
+        assert inputs["scaleSetPriority"] == ("Spot" if pool.get("spot") else "Regular")
+    # The cluster keeps exactly one inline pool: the System pool.
+    (cluster,) = stack_runs[stack].of_type("azure-native:containerservice:ManagedCluster")
+    assert [p["mode"] for p in cluster.inputs["agentPoolProfiles"]] == ["System"]
+
+
+def test_no_agent_pool_lets_the_next_up_overwrite_the_autoscaler(stack: str, stack_runs) -> None:
+    for agent_pool in stack_runs[stack].of_type(AGENT_POOL):
+        assert "count" in agent_pool.ignore_changes, agent_pool.name
+
+
+def test_protection_follows_the_environment(stack: str, stack_runs, stack_config) -> None:
+    is_prod = stack_config["aks-mlops:environment"] == "prod"
+    run = stack_runs[stack]
+    for type_token in (
+        "azure-native:containerservice:ManagedCluster",
+        "azure-native:operationalinsights:Workspace",
+        "azure-native:containerregistry:Registry",
+    ):
+        (resource,) = run.of_type(type_token)
+        assert resource.protect is is_prod, type_token
+
+
+def test_every_azure_resource_with_a_location_is_in_the_stack_region(stack: str, stack_runs, stack_config) -> None:
+    located = [r for r in stack_runs[stack].resources if "location" in r.inputs]
+    assert located
+    assert {r.inputs["location"] for r in located} == {stack_config["aks-mlops:location"]}
+
+
+def test_custom_resources_all_live_inside_a_component(stack: str, stack_runs) -> None:
+    run = stack_runs[stack]
+    components = {r.urn for r in run.resources if not r.custom}
+    assert all(r.parent in components for r in run.resources if r.custom)
+
+
+def test_kubernetes_resources_only_use_the_cluster_provider(stack: str, stack_runs) -> None:
+    run = stack_runs[stack]
+    (provider,) = run.of_type("pulumi:providers:kubernetes")
+    for resource in run.resources:
+        if resource.type.startswith("kubernetes:"):
+            assert resource.provider.startswith(provider.urn + "::"), resource.name
+
+
+def test_exports_name_the_cluster_and_summarize_pool_capacity(stack: str, stack_runs, stack_config) -> None:
+    run = stack_runs[stack]
+    outputs = run.outputs
+    assert (
+        outputs["clusterName"]
+        == f"aks-{stack_config.get('aks-mlops:namePrefix', 'mlops')}-{stack_config['aks-mlops:environment']}"
+    )
+    assert outputs["resourceGroupName"].startswith("rg-")
+    assert outputs["oidcIssuerUrl"].startswith("https://")
+    assert outputs["registryLoginServer"].endswith(".azurecr.io")
+    assert run.secret_outputs == {"kubeconfig"}
+    summary = {pool["name"]: pool for pool in outputs["nodePools"]}
+    for pool in stack_config["aks-mlops:gpuPools"]:
+        vm = find_vm_size(pool["vmSize"])
+        exported = summary[pool["name"]]
+        slices = vm.mig_profile(pool["migProfile"]).instances_per_gpu if "migProfile" in pool else 1
+        assert exported["gpusPerNode"] == vm.gpu_count
+        assert exported["capacityAtMax"] == vm.gpu_count * slices * pool["maxCount"]
+        assert (exported["minCount"], exported["maxCount"]) == (pool.get("minCount", 0), pool["maxCount"])
+
+
+def test_dev_is_small_spot_and_public_with_authorized_ranges() -> None:
+    settings = settings_for(load_stack_config("dev"))
+    assert not settings.private_cluster and settings.authorized_ip_ranges
+    assert not settings.defender_enabled
+    (pool,) = settings.gpu_pools
+    assert pool.spot and pool.vm.gpu_model and "T4" in pool.vm.gpu_model
+    assert (pool.min_count, pool.max_count) == (0, 2)
+
+
+def test_prod_has_training_distributed_and_mig_pools_all_from_zero() -> None:
+    settings = settings_for(load_stack_config("prod"))
+    assert settings.cluster_tier == "Standard" and settings.defender_enabled and settings.availability_zones
+    assert settings.private_cluster or settings.authorized_ip_ranges
+    pools = {pool.name: pool for pool in settings.gpu_pools}
+    assert all(pool.min_count == 0 for pool in pools.values())
+    single_a100 = [
+        p for p in pools.values() if p.vm.gpu_count == 1 and "A100 80GB" in (p.vm.gpu_model or "") and not p.mig_profile
+    ]
+    assert single_a100 and single_a100[0].max_count == 8
+    h100 = [p for p in pools.values() if p.vm.gpu_count == 8 and "H100" in (p.vm.gpu_model or "")]
+    assert h100 and h100[0].max_count == 2
+    assert any(p.mig_profile and "A100" in (p.vm.gpu_model or "") for p in pools.values())
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"kubernetesVersion": "1.3"}, "kubernetesVersion"),
+        (
+            {"gpuPools": [{"name": "GPU", "vmSize": "Standard_NC8as_T4_v3", "workload": "training", "maxCount": 1}]},
+            "gpuPools[0].name",
+        ),
+        ({"environment": None}, "environment"),
+    ],
+    ids=["yaml-float-version", "bad-pool-name", "missing-environment"],
+)
+def test_bad_config_stops_the_program_before_any_resource_is_registered(stack: str, overrides: dict, key: str) -> None:
+    run = run_stack(stack, overrides, raise_on_error=False)
+    assert run.error is not None and str(run.error).startswith(f"aks-mlops:{key}:")
+    assert run.resources == []

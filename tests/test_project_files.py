@@ -1,0 +1,73 @@
+"""The project files agree with the code: declared config keys, defaults, pins, README and CI."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from components.errors import MISSING
+from components.settings import TOP_LEVEL_KEYS
+from offline.engine import PROJECT_DIR, load_stack_config, stack_files
+
+PROJECT_FILE = yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())
+DECLARED = {key.split(":", 1)[1]: spec for key, spec in PROJECT_FILE["config"].items() if key.startswith("aks-mlops:")}
+SPECS = {spec.name: spec for spec in TOP_LEVEL_KEYS}
+
+
+def test_project_is_python_in_a_virtualenv_without_default_kubernetes_provider() -> None:
+    assert PROJECT_FILE["name"] == "aks-mlops"
+    assert PROJECT_FILE["runtime"]["name"] == "python"
+    assert PROJECT_FILE["runtime"]["options"]["virtualenv"] == ".venv"
+    assert "kubernetes" in PROJECT_FILE["config"]["pulumi:disable-default-providers"]["value"]
+
+
+def test_every_settings_key_is_declared_with_description_type_and_default() -> None:
+    assert set(DECLARED) == set(SPECS)
+    for name, spec in SPECS.items():
+        declared = DECLARED[name]
+        assert declared.get("description"), name
+        assert declared.get("type") == spec.cli_type, name
+        if spec.default is MISSING:
+            assert "default" not in declared, f"{name} is required, so the CLI must not default it"
+        else:
+            assert declared["default"] == spec.default, name
+
+
+def test_every_stack_sets_only_declared_keys(stack: str) -> None:
+    for key in load_stack_config(stack):
+        namespace, name = key.split(":", 1)
+        assert namespace != "aks-mlops" or name in DECLARED, f"Pulumi.{stack}.yaml sets undeclared {key}"
+
+
+def test_there_are_dev_and_prod_stacks() -> None:
+    assert {"dev", "prod"} <= set(stack_files())
+
+
+def test_dependencies_are_pinned() -> None:
+    for file in ("requirements.txt", "requirements-dev.txt"):
+        for line in (PROJECT_DIR / file).read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith(("#", "-r")):
+                assert re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", line), f"{file}: {line}"
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    readme = (PROJECT_DIR / "README.md").read_text()
+    ci = (PROJECT_DIR / ".ci" / "run").read_text()
+    test_command = re.search(r"<!-- test-command -->\s*```sh\n(.+?)\n```", readme, re.S)
+    assert test_command, "README must show the test command in a marked block"
+    for line in test_command.group(1).splitlines():
+        assert line in ci.splitlines(), f".ci/run does not run the README's {line!r}"
+
+
+def test_readme_documents_every_config_key() -> None:
+    readme = (PROJECT_DIR / "README.md").read_text()
+    for name in SPECS:
+        assert f"`{name}`" in readme, name
+
+
+def test_ci_script_is_executable_bash() -> None:
+    path = Path(PROJECT_DIR / ".ci" / "run")
+    assert path.read_text().startswith("#!/usr/bin/env bash")
