@@ -7,10 +7,10 @@ the strings the API expects, rejecting values AKS would refuse at apply time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from types import MappingProxyType
 
+from components import validators
 from components.config_reader import ConfigNode
 
 # The autoscaler values recommended by "MLOps best practices on AKS" (GPU nodes are slow to
@@ -28,12 +28,11 @@ ARTICLE_DEFAULTS: MappingProxyType[str, str | bool] = MappingProxyType(
     }
 )
 
-_DURATION = re.compile(r"\d+(?:s|m|h)")
 EXPANDERS = ("least-waste", "most-pods", "priority", "random")
 
 
 def _duration(node: ConfigNode) -> str:
-    return node.string(pattern=_DURATION, describe="a duration such as '20s', '10m' or '1h'")
+    return node.string(pattern=validators.DURATION, describe="a duration such as '20s', '10m' or '1h'")
 
 
 def _count(minimum: int, maximum: int) -> Callable[[ConfigNode], str]:

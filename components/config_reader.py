@@ -38,6 +38,10 @@ class ConfigNode:
     def present(self) -> bool:
         return self.value is not MISSING and self.value is not None
 
+    def or_default(self, default: Any) -> ConfigNode:
+        """This node, or the default value under the same key path when the key is absent."""
+        return self if self.present else ConfigNode(self.path, default)
+
     def fail(self, problem: str) -> ConfigError:
         return ConfigError(self.path, self.value, problem)
 

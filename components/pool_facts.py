@@ -7,14 +7,18 @@ so two layers cannot disagree about which taint a pool carries or how many GPUs 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from components.scheduling import SPOT_LABEL, SPOT_TAINT, Taint
-from components.settings import GpuPoolSettings
+
+if TYPE_CHECKING:  # settings validates team quotas against these facts, so it imports this module
+    from components.settings import GpuPoolSettings
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,19 @@ class GpuPoolFacts:
         return [taint.toleration() for taint in self.taints]
 
 
-def derive_pool_facts(pool: GpuPoolSettings, mig_strategy: str) -> GpuPoolFacts:
-    """Compute a pool's facts from its settings and the cluster's MIG strategy (`single` or `mixed`)."""
+def mig_config_name(mig_slice: str) -> str:
+    """The mig-parted configuration that cuts every GPU of a node into `mig_slice` instances."""
+    return f"all-{mig_slice}"
+
+
+def derive_all_pool_facts(
+    pools: Iterable[GpuPoolSettings], mig_strategy: str, gpu_software: str
+) -> tuple[GpuPoolFacts, ...]:
+    return tuple(derive_pool_facts(pool, mig_strategy, gpu_software) for pool in pools)
+
+
+def derive_pool_facts(pool: GpuPoolSettings, mig_strategy: str, gpu_software: str = "device-plugin") -> GpuPoolFacts:
+    """Compute a pool's facts from its settings, the MIG strategy (`single`/`mixed`) and the GPU software."""
     labels = {"accelerator": "nvidia", "workload": pool.workload, **pool.labels}
     taints = list(pool.taints)
     if pool.spot:
@@ -66,6 +81,9 @@ def derive_pool_facts(pool: GpuPoolSettings, mig_strategy: str) -> GpuPoolFacts:
             raise ValueError(f"{pool.vm.name} has no MIG profile {pool.mig_profile}")
         mig_slice = profile.slice_name
         per_node = profile.instances_per_gpu * pool.vm.gpu_count
+        if gpu_software == "gpu-operator":
+            # The operator's MIG manager partitions a node according to this label.
+            labels[MIG_CONFIG_LABEL] = mig_config_name(mig_slice)
         # With the `single` strategy every slice is advertised as nvidia.com/gpu; with `mixed`
         # each slice size gets its own resource name (NVIDIA k8s-device-plugin MIG strategies).
         if mig_strategy == "mixed":

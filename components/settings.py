@@ -21,7 +21,9 @@ from components.autoscaler_profile import read_autoscaler_profile
 from components.catalog import MIG_PROFILE_NAMES, VmSize, find_vm_size
 from components.config_reader import ConfigNode
 from components.errors import MISSING, PROJECT, ConfigError
+from components.pool_facts import GpuPoolFacts, derive_all_pool_facts
 from components.scheduling import DEFAULT_GPU_TAINT, SPOT_LABEL, Taint
+from components.team_settings import KueueSettings, TeamSettings, read_kueue, read_teams
 
 Environment = Literal["dev", "staging", "prod"]
 ENVIRONMENTS: tuple[Environment, ...] = ("dev", "staging", "prod")
@@ -33,6 +35,10 @@ KUBELOGIN_MODES = ("azurecli", "workloadidentity")
 PRINCIPAL_TYPES = ("User", "ServicePrincipal")
 MIG_STRATEGIES = ("single", "mixed")
 GPU_DRIVERS = ("Install", "None")
+GPU_SOFTWARE = ("device-plugin", "gpu-operator")
+# Who installs the NVIDIA driver under each GPU software stack: AKS for the plain device plugin;
+# the GPU Operator's own driver container otherwise (AKS- and operator-managed drivers cannot coexist).
+DRIVER_FOR_SOFTWARE = {"device-plugin": "Install", "gpu-operator": "None"}
 WORKLOAD_ROLES = ("training", "hpo", "inference")
 DAYS_OF_WEEK = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 ZONES = ("1", "2", "3")
@@ -82,6 +88,9 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("autoUpgradeWindow", None, {"dayOfWeek": "Sunday", "startTime": "02:00"}),
     KeySpec("nodeOsUpgradeWindow", None, {"dayOfWeek": "Saturday", "startTime": "02:00"}),
     KeySpec("gpuPools", None),
+    KeySpec("gpuSoftware", "string", "device-plugin"),
+    KeySpec("kueue", None, {}),
+    KeySpec("teams", None),
 )
 
 
@@ -168,6 +177,9 @@ class Settings:
     auto_upgrade_window: MaintenanceWindow
     node_os_upgrade_window: MaintenanceWindow
     gpu_pools: tuple[GpuPoolSettings, ...]
+    gpu_software: str
+    kueue: KueueSettings
+    teams: tuple[TeamSettings, ...]
     # Advice that does not stop the program (logged as warnings by __main__).
     warnings: tuple[str, ...] = field(default=())
 
@@ -177,8 +189,18 @@ class Settings:
 
     @property
     def protect_stateful(self) -> bool:
-        """Prod keeps its cluster, logs and registry through an accidental `pulumi destroy`."""
+        """Prod keeps its cluster, logs, registry and checkpoints through an accidental `pulumi destroy`."""
         return self.is_prod
+
+    @property
+    def pool_facts(self) -> tuple[GpuPoolFacts, ...]:
+        """Derived facts of every GPU pool, in configuration order (one Kueue flavor each)."""
+        return derive_all_pool_facts(self.gpu_pools, self.mig_strategy, self.gpu_software)
+
+    @property
+    def mig_strategy_in_use(self) -> str:
+        """The device plugin's MIG strategy: `none` unless a pool is partitioned."""
+        return self.mig_strategy if any(pool.mig_profile for pool in self.gpu_pools) else "none"
 
 
 def load_settings(raw: Mapping[str, str]) -> Settings:
@@ -234,7 +256,13 @@ class _Reader:
         if is_prod and registry_sku != "Premium":
             raise n["registrySku"].fail("must be Premium in prod (geo-replication, private link, higher throughput)")
         private_cluster, authorized_ranges = self._api_server_access(is_prod)
-        gpu_pools = self._gpu_pools(n["gpuPools"], zones, reserved_names={system_pool.name: "systemPool.name"})
+        gpu_software = self._gpu_software(n["gpuSoftware"])
+        mig_strategy = n["migStrategy"].string(choices=MIG_STRATEGIES)
+        gpu_pools = self._gpu_pools(
+            n["gpuPools"], zones, gpu_software, reserved_names={system_pool.name: "systemPool.name"}
+        )
+        flavors = {facts.name: facts for facts in derive_all_pool_facts(gpu_pools, mig_strategy, gpu_software)}
+        teams = read_teams(n["teams"], flavors, self.warnings)
         network = self._network()
         self._check_pod_cidr_capacity(network, system_pool.max_count + sum(pool.max_count for pool in gpu_pools))
         return Settings(
@@ -258,13 +286,16 @@ class _Reader:
             registry_sku=registry_sku,
             kubelogin_mode=n["kubeloginMode"].string(choices=KUBELOGIN_MODES),
             deployer_principal_type=n["deployerPrincipalType"].string(choices=PRINCIPAL_TYPES),
-            mig_strategy=n["migStrategy"].string(choices=MIG_STRATEGIES),
+            mig_strategy=mig_strategy,
             tags=self._tags(n["tags"]),
             system_pool=system_pool,
             autoscaler_profile=read_autoscaler_profile(n["autoscalerProfile"]),
             auto_upgrade_window=self._window(n["autoUpgradeWindow"]),
             node_os_upgrade_window=self._window(n["nodeOsUpgradeWindow"]),
             gpu_pools=gpu_pools,
+            gpu_software=gpu_software,
+            kueue=read_kueue(n["kueue"]),
+            teams=teams,
             warnings=tuple(self.warnings),
         )
 
@@ -340,19 +371,19 @@ class _Reader:
             raise f["spot"].fail(
                 "is not allowed; AKS System pools cannot run on Spot VMs (evictions would take CoreDNS)"
             )
-        name = validators.pool_name(_or(f["name"], "system"))
-        vm_size_node = _or(f["vmSize"], "Standard_D4ds_v5")
+        name = validators.pool_name(f["name"].or_default("system"))
+        vm_size_node = f["vmSize"].or_default("Standard_D4ds_v5")
         vm = _known_vm_size(vm_size_node)
         if vm.is_gpu:
             raise vm_size_node.fail("is a GPU size; the System pool runs add-ons only, GPU sizes belong in gpuPools")
-        min_node = _or(f["minCount"], 2)
+        min_node = f["minCount"].or_default(2)
         minimum = 2 if is_prod else 1
         min_count = min_node.integer(minimum=1, maximum=100)
         if min_count < minimum:
             raise min_node.fail(
                 "is below 2; prod keeps at least two System nodes so an upgrade or failure never drops CoreDNS"
             )
-        max_node = _or(f["maxCount"], 3)
+        max_node = f["maxCount"].or_default(3)
         max_count = max_node.integer(minimum=1, maximum=100)
         if max_count < min_count:
             raise max_node.fail(f"is below minCount {min_count}")
@@ -361,14 +392,14 @@ class _Reader:
             vm_size=vm.name,
             min_count=min_count,
             max_count=max_count,
-            max_pods=_or(f["maxPods"], 110).integer(minimum=30, maximum=250),
-            os_disk_size_gb=_or(f["osDiskSizeGb"], 128).integer(minimum=30, maximum=2048),
+            max_pods=f["maxPods"].or_default(110).integer(minimum=30, maximum=250),
+            os_disk_size_gb=f["osDiskSizeGb"].or_default(128).integer(minimum=30, maximum=2048),
         )
 
     def _window(self, node: ConfigNode) -> MaintenanceWindow:
         f = node.fields(("dayOfWeek", "startTime", "durationHours", "utcOffset", "intervalWeeks", "notAllowedDates"))
         spans: list[DateSpan] = []
-        dates_node = _or(f["notAllowedDates"], [])
+        dates_node = f["notAllowedDates"].or_default([])
         for item in dates_node.items():
             span = item.fields(("start", "end"))
             start, end = validators.iso_date(span["start"]), validators.iso_date(span["end"])
@@ -379,14 +410,26 @@ class _Reader:
             day_of_week=f["dayOfWeek"].string(choices=DAYS_OF_WEEK),
             start_time=validators.clock_time(f["startTime"]),
             # AKS planned maintenance windows last 4 to 24 hours.
-            duration_hours=_or(f["durationHours"], 4).integer(minimum=4, maximum=24),
-            utc_offset=validators.utc_offset(_or(f["utcOffset"], "+00:00")),
-            interval_weeks=_or(f["intervalWeeks"], 1).integer(minimum=1, maximum=4),
+            duration_hours=f["durationHours"].or_default(4).integer(minimum=4, maximum=24),
+            utc_offset=validators.utc_offset(f["utcOffset"].or_default("+00:00")),
+            interval_weeks=f["intervalWeeks"].or_default(1).integer(minimum=1, maximum=4),
             not_allowed_dates=tuple(spans),
         )
 
+    @staticmethod
+    def _gpu_software(node: ConfigNode) -> str:
+        value = node.value
+        if isinstance(value, str) and value.strip().startswith("["):
+            value = node.items()
+        if isinstance(value, list):
+            raise node.fail(
+                "names more than one GPU stack; choose device-plugin or gpu-operator: the operator brings its own "
+                "device plugin, and two plugins on a node advertise every GPU twice"
+            )
+        return node.string(choices=GPU_SOFTWARE)
+
     def _gpu_pools(
-        self, node: ConfigNode, cluster_zones: tuple[str, ...], reserved_names: dict[str, str]
+        self, node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: str, reserved_names: dict[str, str]
     ) -> tuple[GpuPoolSettings, ...]:
         items = node.items()
         if not items:
@@ -394,14 +437,14 @@ class _Reader:
         seen = dict(reserved_names)
         pools = []
         for item in items:
-            pool = self._gpu_pool(item, cluster_zones)
+            pool = self._gpu_pool(item, cluster_zones, gpu_software)
             if pool.name in seen:
                 raise ConfigError(f"{item.path}.name", pool.name, f"is already used by {seen[pool.name]}")
             seen[pool.name] = f"{item.path}.name"
             pools.append(pool)
         return tuple(pools)
 
-    def _gpu_pool(self, node: ConfigNode, cluster_zones: tuple[str, ...]) -> GpuPoolSettings:
+    def _gpu_pool(self, node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: str) -> GpuPoolSettings:
         f = node.fields(
             (
                 "name", "vmSize", "workload", "minCount", "maxCount", "spot", "spotMaxPrice", "migProfile",
@@ -415,11 +458,11 @@ class _Reader:
             raise f["vmSize"].fail("has no GPU; gpuPools take NC/ND/NV GPU sizes")
         workload = f["workload"].string(choices=WORKLOAD_ROLES)
         # 0 lets the autoscaler remove every GPU node when no job needs one; AKS allows up to 1000.
-        min_count = _or(f["minCount"], 0).integer(minimum=0, maximum=1000)
+        min_count = f["minCount"].or_default(0).integer(minimum=0, maximum=1000)
         max_count = f["maxCount"].integer(minimum=1, maximum=1000)
         if max_count < min_count:
             raise f["maxCount"].fail(f"is below minCount {min_count}")
-        spot = _or(f["spot"], False).boolean()
+        spot = f["spot"].or_default(False).boolean()
         if spot and workload == "inference":
             raise f["spot"].fail(
                 "is not allowed on an inference pool; Spot evictions would drop latency-critical serving"
@@ -438,7 +481,7 @@ class _Reader:
                 raise f["migProfile"].fail(
                     f"is not supported on {vm.name} ({vm.gpu_model}); MIG needs A100/H100-class sizes"
                 )
-        taints = self._taints(_or(f["taints"], [str(DEFAULT_GPU_TAINT)]))
+        taints = self._taints(f["taints"].or_default([str(DEFAULT_GPU_TAINT)]))
         zones = self._zones(f["zones"]) if f["zones"].present else cluster_zones
         return GpuPoolSettings(
             name=name,
@@ -449,18 +492,29 @@ class _Reader:
             spot=spot,
             spot_max_price=spot_max_price,
             mig_profile=mig_profile,
-            driver=_or(f["driver"], "Install").string(choices=GPU_DRIVERS),
+            driver=self._driver(f["driver"], gpu_software),
             labels=self._pool_labels(f["labels"]),
             taints=taints,
             zones=zones,
-            max_pods=_or(f["maxPods"], 110).integer(minimum=10, maximum=250),
-            max_surge=_or(f["maxSurge"], "1").string(
-                pattern=validators.MAX_SURGE, describe="a node count such as '1' or a percentage such as '33%'"
-            ),
-            drain_timeout_minutes=_or(f["drainTimeoutMinutes"], 30).integer(minimum=1, maximum=1440),
-            os_disk_size_gb=_or(f["osDiskSizeGb"], 256).integer(minimum=30, maximum=2048),
-            encryption_at_host=_or(f["encryptionAtHost"], True).boolean(),
+            max_pods=f["maxPods"].or_default(110).integer(minimum=10, maximum=250),
+            max_surge=f["maxSurge"]
+            .or_default("1")
+            .string(pattern=validators.MAX_SURGE, describe="a node count such as '1' or a percentage such as '33%'"),
+            drain_timeout_minutes=f["drainTimeoutMinutes"].or_default(30).integer(minimum=1, maximum=1440),
+            os_disk_size_gb=f["osDiskSizeGb"].or_default(256).integer(minimum=30, maximum=2048),
+            encryption_at_host=f["encryptionAtHost"].or_default(True).boolean(),
         )
+
+    @staticmethod
+    def _driver(node: ConfigNode, gpu_software: str) -> str:
+        expected = DRIVER_FOR_SOFTWARE[gpu_software]
+        driver = node.or_default(expected).string(choices=GPU_DRIVERS)
+        if driver != expected:
+            raise node.fail(
+                f"contradicts gpuSoftware {gpu_software!r}, which needs driver {expected!r} "
+                "(AKS-installed and operator-installed drivers cannot coexist on a node)"
+            )
+        return driver
 
     @staticmethod
     def _pool_labels(node: ConfigNode) -> dict[str, str]:
@@ -480,14 +534,12 @@ class _Reader:
             if any((t.key, t.effect) == (taint.key, taint.effect) for t in taints):
                 raise item.fail(f"repeats the key {taint.key} with effect {taint.effect}")
             taints.append(taint)
+        # A Kueue ResourceFlavor carries at most 8 tolerations; spot pools add one taint of their own.
+        if len(taints) > 7:
+            raise node.fail("lists more than 7 taints; a Kueue flavor can tolerate at most 8 (one is the spot taint)")
         if not any(t.effect == "NoSchedule" for t in taints):
             raise node.fail(f"has no NoSchedule taint; CPU pods would land on GPU nodes (default: {DEFAULT_GPU_TAINT})")
         return tuple(taints)
-
-
-def _or(node: ConfigNode, default: Any) -> ConfigNode:
-    """The node itself, or the default value under the same key path when the key is absent."""
-    return node if node.present else ConfigNode(node.path, default)
 
 
 def _known_vm_size(node: ConfigNode) -> VmSize:

@@ -14,8 +14,17 @@ def engine_raw(config: dict[str, Any]) -> dict[str, str]:
     return {key[len(prefix) :]: value for key, value in engine_config(config).items() if key.startswith(prefix)}
 
 
+# A team without GPU quota: valid whatever GPU pools a test configures.
+CPU_ONLY_TEAM = {"name": "team-a", "cpu": 8, "memory": "32Gi"}
+
+
 def settings_for(config: dict, **overrides: object) -> Settings:
-    """Validated settings for a stack config dict (as in Pulumi.<stack>.yaml), with some keys replaced."""
+    """Validated settings for a stack config dict (as in Pulumi.<stack>.yaml), with some keys replaced.
+
+    Replacing the GPU pools also replaces the teams (their quotas name the stack's pools) by a
+    CPU-only team, unless the test gives teams itself."""
+    if "gpuPools" in overrides and "teams" not in overrides:
+        overrides = {**overrides, "teams": [CPU_ONLY_TEAM]}
     return load_settings(engine_raw({**namespaced(config), **namespaced(overrides)}))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from components.catalog import find_vm_size
-from components.pool_facts import derive_pool_facts
 from components.scheduling import SPOT_LABEL
 from offline.engine import load_stack_config
 from tests.builders import pool_config, settings_for
@@ -15,7 +14,7 @@ DEV = load_stack_config("dev")
 
 def facts_of(mig_strategy: str = "mixed", **pool_fields: object):
     settings = settings_for(DEV, gpuPools=[pool_config(**pool_fields)], migStrategy=mig_strategy)
-    return derive_pool_facts(settings.gpu_pools[0], settings.mig_strategy)
+    return settings.pool_facts[0]
 
 
 def test_whole_gpu_pool_capacity_is_gpus_per_node_times_max_nodes() -> None:

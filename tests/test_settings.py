@@ -60,6 +60,8 @@ DEV_BASE: dict[str, Any] = {
     "kubernetesVersion": "1.33",
     "authorizedIpRanges": ["203.0.113.0/24"],
     "gpuPools": [pool()],
+    # No GPU quota, so tests may rename or replace the pools freely (quotas are tested in test_team_settings.py).
+    "teams": [{"name": "team-a", "cpu": 16, "memory": "64Gi"}],
 }
 
 PROD_BASE: dict[str, Any] = _merged(
@@ -688,7 +690,7 @@ def test_network_defaults_come_from_their_keyspecs() -> None:
 
 def test_required_keys_have_no_default() -> None:
     required = {spec.name for spec in TOP_LEVEL_KEYS if spec.default is MISSING}
-    assert required == {"environment", "location", "kubernetesVersion", "gpuPools"}
+    assert required == {"environment", "location", "kubernetesVersion", "gpuPools", "teams"}
 
 
 def test_public_dev_api_server_without_ranges_warns() -> None:

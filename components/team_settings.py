@@ -1,0 +1,166 @@
+"""Team and queueing settings: who gets which GPUs, checked against what the pools can offer.
+
+A team's GPU quota names Kueue flavors, and every flavor is a GPU pool; quotas are therefore
+checked against the pool's derived capacity at max scale (GPUs per node x max nodes, or MIG
+slices), so a quota the cluster can never satisfy is caught here, not by a queue that never admits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+from components import validators
+from components.config_reader import ConfigNode
+from components.errors import ConfigError
+from components.pool_facts import GpuPoolFacts
+from components.quantities import GIB, quantity_value, read_quantity
+
+# Namespaces a team may not take: Kubernetes', AKS's, and the platform's own add-ons.
+RESERVED_NAMESPACES = frozenset(
+    {
+        "default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system", "calico-system",
+        "kueue-system", "kubeflow", "gpu-operator", "nvidia-device-plugin", "dcgm-exporter", "app-routing-system",
+    }
+)  # fmt: skip
+# Azure Files premium shares are billed and sized from 100 GiB up.
+MIN_PREMIUM_FILE_SHARE = 100 * GIB
+
+
+@dataclass(frozen=True)
+class FlavorQuota:
+    """A team's quota of one GPU flavor (units of the flavor's GPU resource: GPUs or MIG slices)."""
+
+    flavor: str
+    nominal: int
+    # None: borrow without limit from the cohort; 0: never borrow.
+    borrowing_limit: int | None
+    lending_limit: int | None
+
+    @property
+    def may_borrow(self) -> bool:
+        return self.borrowing_limit != 0
+
+
+@dataclass(frozen=True)
+class TeamSettings:
+    name: str
+    namespace: str
+    gpu_quotas: tuple[FlavorQuota, ...]
+    cpu: str
+    memory: str
+    fair_sharing_weight: str
+    datasets_size: str
+    checkpoints_size: str
+
+
+@dataclass(frozen=True)
+class KueueSettings:
+    cohort: str
+    pods_ready_timeout: str
+    backoff_limit_count: int
+    backoff_base_seconds: int
+    backoff_max_seconds: int
+
+
+def read_kueue(node: ConfigNode) -> KueueSettings:
+    f = node.fields(("cohort", "podsReadyTimeout", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"))
+    base = f["backoffBaseSeconds"].or_default(60).integer(minimum=1, maximum=3600)
+    maximum = f["backoffMaxSeconds"].or_default(3600).integer(minimum=1, maximum=86400)
+    if maximum < base:
+        raise f["backoffMaxSeconds"].fail(f"is below backoffBaseSeconds {base}")
+    return KueueSettings(
+        cohort=validators.rfc1123_label(f["cohort"].or_default("ml-platform")),
+        # A gang admitted onto GPU pools that scale from zero waits for VM provisioning, driver
+        # set-up and multi-GB image pulls before its pods are ready: 20 minutes, not Kueue's 5.
+        pods_ready_timeout=f["podsReadyTimeout"]
+        .or_default("20m")
+        .string(pattern=validators.DURATION, describe="a duration such as '20m' or '1h'"),
+        backoff_limit_count=f["backoffLimitCount"].or_default(5).integer(minimum=0, maximum=100),
+        backoff_base_seconds=base,
+        backoff_max_seconds=maximum,
+    )
+
+
+def read_teams(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: list[str]) -> tuple[TeamSettings, ...]:
+    items = node.items()
+    if not items:
+        raise node.fail("is empty; the platform needs at least one team to queue work")
+    teams: list[TeamSettings] = []
+    for item in items:
+        team = _read_team(item, flavors, warnings)
+        for other in teams:
+            if other.name == team.name:
+                raise ConfigError(f"{item.path}.name", team.name, "is already used by another team")
+            if other.namespace == team.namespace:
+                raise ConfigError(f"{item.path}.namespace", team.namespace, f"is already team {other.name}'s namespace")
+        teams.append(team)
+    for flavor, facts in flavors.items():
+        total = sum(q.nominal for t in teams for q in t.gpu_quotas if q.flavor == flavor)
+        if total > facts.capacity_at_max:
+            warnings.append(
+                f"teams' nominal quotas on flavor {flavor} add up to {total} {facts.gpu_resource}, "
+                f"more than the pool's {facts.capacity_at_max} at max scale"
+            )
+    return tuple(teams)
+
+
+def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: list[str]) -> TeamSettings:
+    f = node.fields(
+        ("name", "namespace", "gpuQuota", "cpu", "memory", "fairSharingWeight", "datasetsSize", "checkpointsSize")
+    )
+    name = validators.rfc1123_label(f["name"])
+    namespace = validators.rfc1123_label(f["namespace"].or_default(name))
+    if namespace in RESERVED_NAMESPACES or namespace.startswith("kube-"):
+        raise f["namespace"].or_default(name).fail("is a system or platform namespace; pick a team namespace")
+    checkpoints_node = f["checkpointsSize"].or_default("256Gi")
+    checkpoints_size = read_quantity(checkpoints_node, describe="a size such as '256Gi'")
+    if quantity_value(checkpoints_size) < MIN_PREMIUM_FILE_SHARE:
+        raise checkpoints_node.fail("is below 100Gi, the smallest Azure Files premium share")
+    weight_node = f["fairSharingWeight"].or_default(1)
+    weight = weight_node.number(minimum=0.0, maximum=1000.0)
+    if weight <= 0:
+        raise weight_node.fail("must be above 0 (a zero weight would let this team be preempted by anyone)")
+    return TeamSettings(
+        name=name,
+        namespace=namespace,
+        gpu_quotas=_gpu_quotas(f["gpuQuota"], flavors, warnings),
+        cpu=read_quantity(f["cpu"], describe="CPU cores such as 64 or '500m'"),
+        memory=read_quantity(f["memory"], describe="memory such as '512Gi'"),
+        fair_sharing_weight=format(Decimal(str(weight)).normalize(), "f"),
+        datasets_size=read_quantity(f["datasetsSize"].or_default("1Ti"), describe="a size such as '1Ti'"),
+        checkpoints_size=checkpoints_size,
+    )
+
+
+def _gpu_quotas(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: list[str]) -> tuple[FlavorQuota, ...]:
+    quotas = []
+    entries = node.fields(flavors) if node.present else {}
+    for flavor, entry in entries.items():
+        if not entry.present:
+            continue
+        facts = flavors[flavor]
+        quota = _flavor_quota(flavor, entry)
+        if quota.nominal > facts.capacity_at_max:
+            message = (
+                f"nominal quota {quota.nominal} exceeds what pool {flavor} offers at max scale: "
+                f"{facts.capacity_at_max} {facts.gpu_resource}"
+            )
+            if not quota.may_borrow:
+                raise entry.fail(f"is too large; {message}")
+            warnings.append(f"{entry.path}: {message}; admission will depend on borrowing")
+        quotas.append(quota)
+    return tuple(quotas)
+
+
+def _flavor_quota(flavor: str, node: ConfigNode) -> FlavorQuota:
+    if not isinstance(node.value, dict):
+        return FlavorQuota(flavor, node.integer(minimum=0, maximum=100000), None, None)
+    f = node.fields(("nominal", "borrowingLimit", "lendingLimit"))
+    nominal = f["nominal"].integer(minimum=0, maximum=100000)
+    borrowing = f["borrowingLimit"].integer(minimum=0, maximum=100000) if f["borrowingLimit"].present else None
+    lending = f["lendingLimit"].integer(minimum=0, maximum=100000) if f["lendingLimit"].present else None
+    if lending is not None and lending > nominal:
+        raise f["lendingLimit"].fail(f"is above the nominal quota {nominal}; a team can only lend what it has")
+    return FlavorQuota(flavor, nominal, borrowing, lending)
