@@ -89,6 +89,8 @@ def _snake_case(camel: str) -> str:
 class AksCluster(pulumi.ComponentResource):
     """An Entra ID-only AKS cluster with workload identity, ready for GPU pools and ML add-ons."""
 
+    names: Names
+    subscription_id: pulumi.Output[str]
     resource_group_name: pulumi.Output[str]
     location: str
     cluster_name: pulumi.Output[str]
@@ -237,7 +239,7 @@ class AksCluster(pulumi.ComponentResource):
         )
         # With Azure RBAC for Kubernetes, whoever runs `pulumi up` needs a Kubernetes role too,
         # or the add-ons of the same `up` are refused by the API server.
-        authorization.RoleAssignment(
+        deployer_admin = authorization.RoleAssignment(
             f"{name}-deployer-cluster-admin",
             role_assignment_name=pulumi.Output.all(cluster.id, client.object_id).apply(
                 lambda ids: deterministic_guid(ids[0], ids[1], AKS_RBAC_CLUSTER_ADMIN)
@@ -260,8 +262,15 @@ class AksCluster(pulumi.ComponentResource):
                 lambda configs: convert_kubeconfig(decode_kubeconfig(configs[0].value), login_mode)
             )
         )
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        # Every Kubernetes call of the same `up` waits for the deployer's cluster role to exist.
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
+        )
 
+        self.names = names
+        self.subscription_id = client.subscription_id
         self.resource_group_name = group.name
         self.location = settings.location
         self.cluster_name = cluster.name

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import containerservice as aks
 
-from components.pool_facts import GpuPoolFacts, derive_pool_facts
+from components.pool_facts import GpuPoolFacts
 from components.settings import GpuPoolSettings
 
 # Properties AKS cannot change on an existing pool. Declaring them makes `pulumi preview` show a
@@ -37,7 +37,8 @@ IMMUTABLE_POOL_PROPERTIES = (
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
     pool: GpuPoolSettings
-    mig_strategy: str
+    # The pool's derived facts (Settings.pool_facts), the same object the Kubernetes layer reads.
+    facts: GpuPoolFacts
     cluster_name: pulumi.Input[str]
     resource_group_name: pulumi.Input[str]
     tags: Mapping[str, str]
@@ -52,7 +53,7 @@ class GpuNodePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aks-mlops:compute:GpuNodePool", name, None, opts)
         pool = args.pool
-        self.facts = derive_pool_facts(pool, args.mig_strategy)
+        self.facts = args.facts
         spot = (
             {"scale_set_priority": "Spot", "scale_set_eviction_policy": "Delete", "spot_max_price": pool.spot_max_price}
             if pool.spot

@@ -55,8 +55,19 @@ class Names:
     def log_analytics(self) -> str:
         return f"log-{self.stem}"
 
+    def team_identity(self, team: str) -> str:
+        return f"id-{self.stem}-{team}"
+
     def registry(self, subscription_id: str) -> str:
         """ACR names are global across Azure and alphanumeric only: a short hash of the subscription
         keeps the name stable for this subscription and unlikely to collide with anyone else's."""
+        return self._global_name("acr", subscription_id, 50)
+
+    def storage_account(self, subscription_id: str) -> str:
+        """Storage account names: global, lowercase alphanumeric, 3 to 24 characters."""
+        return self._global_name("st", subscription_id, 24)
+
+    def _global_name(self, kind: str, subscription_id: str, max_length: int) -> str:
         suffix = hashlib.sha256(subscription_id.encode()).hexdigest()[:6]
-        return re.sub(r"[^a-z0-9]", "", f"acr{self.prefix}{self.environment}{suffix}")[:50]
+        stem = re.sub(r"[^a-z0-9]", "", f"{kind}{self.prefix}{self.environment}")
+        return stem[: max_length - len(suffix)] + suffix

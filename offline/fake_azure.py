@@ -25,9 +25,22 @@ _PROVIDER_PATHS = {
     "azure-native:managedidentity:UserAssignedIdentity": "Microsoft.ManagedIdentity/userAssignedIdentities",
     "azure-native:operationalinsights:Workspace": "Microsoft.OperationalInsights/workspaces",
     "azure-native:containerregistry:Registry": "Microsoft.ContainerRegistry/registries",
+    "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
 }
+# Identities the fake hands out (user-assigned identities, the cluster's kubelet identity).
+IDENTITY_PRINCIPAL_ID = "55555555-5555-5555-5555-555555555555"
+IDENTITY_CLIENT_ID = "66666666-6666-6666-6666-666666666666"
+KUBELET_OBJECT_ID = "33333333-3333-3333-3333-333333333333"
 # The input that carries the Azure name of each resource type.
-_NAME_INPUTS = ("resourceName", "workspaceName", "registryName", "resourceGroupName", "agentPoolName")
+_NAME_INPUTS = (
+    "resourceName",
+    "workspaceName",
+    "registryName",
+    "accountName",
+    "containerName",
+    "agentPoolName",
+    "resourceGroupName",
+)
 
 
 def user_kubeconfig(cluster_name: str) -> str:
@@ -85,16 +98,21 @@ class FakeAzure(pulumi.runtime.Mocks):
         name = next((inputs[key] for key in _NAME_INPUTS if isinstance(inputs.get(key), str)), args.name)
         group = inputs.get("resourceGroupName", "rg")
         provider_path = _PROVIDER_PATHS.get(args.typ)
-        resource_id = (
-            f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{group}/providers/{provider_path}/{name}"
-            if provider_path
-            else f"{args.name}-id"
-        )
+        group_id = f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{group}"
+        if provider_path:
+            resource_id = f"{group_id}/providers/{provider_path}/{name}"
+        elif args.typ == "azure-native:storage:BlobContainer":
+            resource_id = (
+                f"{group_id}/providers/Microsoft.Storage/storageAccounts/{inputs['accountName']}"
+                f"/blobServices/default/containers/{inputs['containerName']}"
+            )
+        else:
+            resource_id = f"{args.name}-id"
         state = {**inputs, "name": name, "id": resource_id}
         if args.typ == "azure-native:containerservice:ManagedCluster":
             state["identityProfile"] = {
                 "kubeletidentity": {
-                    "objectId": "33333333-3333-3333-3333-333333333333",
+                    "objectId": KUBELET_OBJECT_ID,
                     "clientId": "44444444-4444-4444-4444-444444444444",
                     "resourceId": f"{resource_id}-agentpool",
                 }
@@ -107,18 +125,15 @@ class FakeAzure(pulumi.runtime.Mocks):
             # The request lists identity ids; the response maps each id to its principal.
             identity = dict(inputs.get("identity") or {})
             identity["userAssignedIdentities"] = {
-                identity_id: {
-                    "principalId": "55555555-5555-5555-5555-555555555555",
-                    "clientId": "66666666-6666-6666-6666-666666666666",
-                }
+                identity_id: {"principalId": IDENTITY_PRINCIPAL_ID, "clientId": IDENTITY_CLIENT_ID}
                 for identity_id in identity.get("userAssignedIdentities") or []
             }
             state["identity"] = identity
         elif args.typ == "azure-native:containerregistry:Registry":
             state["loginServer"] = f"{name}.azurecr.io"
         elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
-            state["principalId"] = "55555555-5555-5555-5555-555555555555"
-            state["clientId"] = "66666666-6666-6666-6666-666666666666"
+            state["principalId"] = IDENTITY_PRINCIPAL_ID
+            state["clientId"] = IDENTITY_CLIENT_ID
         return resource_id, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

@@ -30,11 +30,19 @@ def _subtree(run: ProgramRun, resource: CapturedResource, depth: int) -> Iterato
     flags = [flag for flag, on in (("protect", resource.protect), ("retain", resource.retain_on_delete)) if on]
     if resource.ignore_changes:
         flags.append("ignoreChanges=" + ",".join(resource.ignore_changes))
-    azure_name = next((str(resource.inputs[k]) for k in _AZURE_NAME_INPUTS if k in resource.inputs), "")
+    azure_name = _object_name(resource)
     details = "  ".join(part for part in (azure_name and f"({azure_name})", " ".join(f"[{f}]" for f in flags)) if part)
     yield f"{'  ' * depth}{resource.type}  {resource.name}  {details}".rstrip()
     for child in sorted(run.children_of(resource), key=lambda r: (r.type, r.name)):
         yield from _subtree(run, child, depth + 1)
+
+
+def _object_name(resource: CapturedResource) -> str:
+    """The Azure name, or the Kubernetes `namespace/name`, a resource is created with."""
+    metadata = resource.inputs.get("metadata")
+    if isinstance(metadata, dict) and "name" in metadata:
+        return "/".join(part for part in (metadata.get("namespace"), metadata["name"]) if part)
+    return next((str(resource.inputs[k]) for k in _AZURE_NAME_INPUTS if isinstance(resource.inputs.get(k), str)), "")
 
 
 def node_pool_table(run: ProgramRun) -> list[str]:

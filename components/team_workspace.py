@@ -1,0 +1,251 @@
+"""A team's workspace: namespace, guard rails, storage claims and a secret-free Azure identity.
+
+Builders here are pure (settings in, manifests out); `TeamWorkspace` registers them with the
+cluster's provider and creates the Azure side of workload identity: a user-assigned identity,
+its federation with the team's ServiceAccount, and a data role on the team's blob container, so
+training jobs write checkpoints and artifacts with short-lived tokens instead of account keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi_azure_native import authorization, managedidentity, storage
+
+from components.azure_roles import STORAGE_BLOB_DATA_CONTRIBUTOR, role_definition_id
+from components.kube import apply_manifest
+from components.naming import deterministic_guid
+from components.pool_facts import GpuPoolFacts
+from components.quotas import cohort_total, format_cpu, format_memory, gpu_hard_limits
+from components.storage import team_claims
+from components.team_settings import TeamSettings
+
+WORKLOAD_SERVICE_ACCOUNT = "training"
+# Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
+WORKLOAD_IDENTITY_CLIENT_ID = "azure.workload.identity/client-id"
+TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
+# Addresses pods never need to reach directly: the cluster's own ranges (RFC 1918) and the
+# instance metadata service (which would hand out the node's identity).
+PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16")
+
+
+def namespace(team: TeamSettings) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": team.namespace,
+            "labels": {
+                "team": team.name,
+                # Baseline blocks privileged pods and host access; `restricted` only warns, because
+                # many training images still run as root.
+                "pod-security.kubernetes.io/enforce": "baseline",
+                "pod-security.kubernetes.io/warn": "restricted",
+            },
+        },
+    }
+
+
+def resource_quota(team: TeamSettings, teams: Sequence[TeamSettings], flavors: Mapping[str, GpuPoolFacts]) -> dict:
+    """The namespace backstop: what Kueue could ever admit for the team (nominal + borrowable)."""
+    cohort_cpu = cohort_total(t.cpu for t in teams)
+    cohort_memory = cohort_total(t.memory for t in teams)
+    hard = {"requests.cpu": format_cpu(cohort_cpu), "requests.memory": format_memory(cohort_memory)}
+    for resource, limit in sorted(gpu_hard_limits(team, teams, flavors).items()):
+        hard[f"requests.{resource}"] = str(limit)
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "team-quota", "namespace": team.namespace},
+        "spec": {"hard": hard},
+    }
+
+
+def limit_range(team: TeamSettings) -> dict[str, Any]:
+    """Default requests (so every pod counts against the quota) and a per-container ceiling of the team's quota."""
+    return {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "team-limits", "namespace": team.namespace},
+        "spec": {
+            "limits": [
+                {
+                    "type": "Container",
+                    "defaultRequest": {"cpu": "500m", "memory": "1Gi"},
+                    "max": {"cpu": team.cpu, "memory": team.memory},
+                }
+            ]
+        },
+    }
+
+
+def network_policies(team: TeamSettings) -> list[dict[str, Any]]:
+    def policy(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": team.namespace},
+            "spec": {"podSelector": {}, **spec},
+        }
+
+    return [
+        # Any port between the team's own pods: NCCL and the PyTorch rendezvous use dynamic ports.
+        # Selecting every pod for Ingress also denies ingress from all other namespaces.
+        policy(
+            "allow-same-namespace",
+            {
+                "policyTypes": ["Ingress", "Egress"],
+                "ingress": [{"from": [{"podSelector": {}}]}],
+                "egress": [{"to": [{"podSelector": {}}]}],
+            },
+        ),
+        policy(
+            "allow-dns",
+            {
+                "policyTypes": ["Egress"],
+                "egress": [
+                    {
+                        "to": [
+                            {
+                                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                                "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+                            }
+                        ],
+                        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+                    }
+                ],
+            },
+        ),
+        # Azure services (Storage, Entra ID token exchange, ACR, package mirrors) are public HTTPS
+        # endpoints; NetworkPolicy cannot name FQDNs, so allow HTTPS to public addresses only.
+        policy(
+            "allow-azure-https",
+            {
+                "policyTypes": ["Egress"],
+                "egress": [
+                    {
+                        "to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": list(PRIVATE_RANGES)}}],
+                        "ports": [{"protocol": "TCP", "port": 443}],
+                    }
+                ],
+            },
+        ),
+    ]
+
+
+def service_account(team: TeamSettings, client_id: pulumi.Input[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {
+            "name": WORKLOAD_SERVICE_ACCOUNT,
+            "namespace": team.namespace,
+            "annotations": {WORKLOAD_IDENTITY_CLIENT_ID: client_id},
+        },
+    }
+
+
+def workload_subject(team: TeamSettings) -> str:
+    return f"system:serviceaccount:{team.namespace}:{WORKLOAD_SERVICE_ACCOUNT}"
+
+
+@dataclass(frozen=True)
+class TeamWorkspaceArgs:
+    team: TeamSettings
+    teams: Sequence[TeamSettings]
+    flavors: Mapping[str, GpuPoolFacts]
+    resource_group_name: pulumi.Input[str]
+    location: str
+    identity_name: str
+    oidc_issuer_url: pulumi.Input[str]
+    storage_account_id: pulumi.Input[str]
+    storage_account_name: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
+    provider: pulumi.ProviderResource
+    # Storage classes the claims need; claims are created after them.
+    storage_classes: Sequence[pulumi.Resource]
+    protect_checkpoints: bool
+
+
+class TeamWorkspace(pulumi.ComponentResource):
+    """Everything one team needs before it can submit a queued training job."""
+
+    namespace_name: str
+    client_id: pulumi.Output[str]
+    namespace: pulumi.Resource
+
+    def __init__(self, name: str, args: TeamWorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("aks-mlops:teams:TeamWorkspace", name, None, opts)
+        team = args.team
+        azure = pulumi.ResourceOptions(parent=self)
+        kube = pulumi.ResourceOptions(parent=self, provider=args.provider)
+
+        self.namespace = apply_manifest(f"{name}-namespace", namespace(team), kube)
+        in_namespace = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[self.namespace])
+        apply_manifest(f"{name}-quota", resource_quota(team, args.teams, args.flavors), in_namespace)
+        apply_manifest(f"{name}-limits", limit_range(team), in_namespace)
+        for policy in network_policies(team):
+            apply_manifest(f"{name}-{policy['metadata']['name']}", policy, in_namespace)
+
+        identity = managedidentity.UserAssignedIdentity(
+            f"{name}-identity",
+            resource_name_=args.identity_name,
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            opts=azure,
+        )
+        managedidentity.FederatedIdentityCredential(
+            f"{name}-federation",
+            federated_identity_credential_resource_name=f"{team.namespace}-{WORKLOAD_SERVICE_ACCOUNT}",
+            resource_name_=identity.name,
+            resource_group_name=args.resource_group_name,
+            issuer=args.oidc_issuer_url,
+            subject=workload_subject(team),
+            audiences=[TOKEN_EXCHANGE_AUDIENCE],
+            opts=azure,
+        )
+        container = storage.BlobContainer(
+            f"{name}-container",
+            container_name=team.namespace,
+            account_name=args.storage_account_name,
+            resource_group_name=args.resource_group_name,
+            public_access="None",
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect_checkpoints),
+        )
+        authorization.RoleAssignment(
+            f"{name}-blob-data",
+            role_assignment_name=pulumi.Output.all(container.id, identity.principal_id).apply(
+                lambda ids: deterministic_guid(ids[0], ids[1], STORAGE_BLOB_DATA_CONTRIBUTOR)
+            ),
+            # Scoped to the team's own container: a team cannot read another team's data.
+            scope=container.id,
+            principal_id=identity.principal_id,
+            principal_type="ServicePrincipal",
+            role_definition_id=role_definition_id(args.subscription_id, STORAGE_BLOB_DATA_CONTRIBUTOR),
+            opts=azure,
+        )
+        apply_manifest(f"{name}-service-account", service_account(team, identity.client_id), in_namespace)
+
+        for claim in team_claims(team):
+            claim_name = claim["metadata"]["name"]
+            # Checkpoints outlive the stack in prod: the claim is protected and left in Kubernetes on
+            # delete, and its class retains the Azure Files share even if the claim goes.
+            keep = args.protect_checkpoints and claim_name == "checkpoints"
+            apply_manifest(
+                f"{name}-{claim_name}",
+                claim,
+                pulumi.ResourceOptions(
+                    parent=self,
+                    provider=args.provider,
+                    depends_on=[self.namespace, *args.storage_classes],
+                    protect=keep,
+                    retain_on_delete=keep,
+                ),
+            )
+
+        self.namespace_name = team.namespace
+        self.client_id = identity.client_id
+        self.register_outputs({"namespace": team.namespace, "clientId": self.client_id})
