@@ -7,7 +7,7 @@ import yaml
 from components.azure_roles import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN
 from components.cluster import AksCluster, AksClusterArgs
 from offline.engine import ProgramRun, load_stack_config, run_program
-from offline.fake_azure import AKS_AAD_SERVER_ID, DEPLOYER_OBJECT_ID, SUBSCRIPTION_ID
+from offline.fake_azure import AKS_AAD_SERVER_ID, DEPLOYER_OBJECT_ID, KUBELET_OBJECT_ID, SUBSCRIPTION_ID
 from tests.builders import settings_for
 
 DEV = load_stack_config("dev")
@@ -169,7 +169,7 @@ def test_registry_has_no_admin_user_premium_in_prod_and_kubelet_can_pull() -> No
     )
     assert acr_pull["principalType"] == "ServicePrincipal"
     # The fake cluster reports this kubelet identity; the assignment must use the cluster's answer.
-    assert acr_pull["principalId"] == "33333333-3333-3333-3333-333333333333"
+    assert acr_pull["principalId"] == KUBELET_OBJECT_ID
 
 
 def test_role_assignment_names_are_stable_guids() -> None:

@@ -12,17 +12,21 @@ DEV = load_stack_config("dev")
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 
 
-def register_pool(mig_strategy: str = "mixed", **pool_fields: object) -> tuple[CapturedResource, CapturedResource]:
+def register_pool(
+    mig_strategy: str = "mixed", gpu_software: str = "device-plugin", **pool_fields: object
+) -> tuple[CapturedResource, CapturedResource]:
     """Run one GpuNodePool component; return (component, agent pool) as registered."""
-    settings = settings_for(DEV, gpuPools=[pool_config(**pool_fields)], migStrategy=mig_strategy)
-    pool = settings.gpu_pools[0]
+    settings = settings_for(
+        DEV, gpuPools=[pool_config(**pool_fields)], migStrategy=mig_strategy, gpuSoftware=gpu_software
+    )
+    pool, facts = settings.gpu_pools[0], settings.pool_facts[0]
 
     def program() -> None:
         GpuNodePool(
             pool.name,
             GpuNodePoolArgs(
                 pool=pool,
-                mig_strategy=settings.mig_strategy,
+                facts=facts,
                 cluster_name="aks-test",
                 resource_group_name="rg-test",
                 tags={"environment": "dev"},
@@ -91,10 +95,19 @@ def test_on_demand_mig_pool_sets_the_instance_profile_and_regular_priority() -> 
     assert inputs["availabilityZones"] == ["2"]
 
 
-@pytest.mark.parametrize("driver", ["Install", "None"])
-def test_driver_comes_from_settings(driver: str) -> None:
-    _, agent_pool = register_pool(driver=driver)
+@pytest.mark.parametrize(
+    ("gpu_software", "driver"), [("device-plugin", "Install"), ("gpu-operator", "None")], ids=["aks-driver", "operator"]
+)
+def test_driver_follows_the_gpu_software(gpu_software: str, driver: str) -> None:
+    _, agent_pool = register_pool(gpu_software=gpu_software)
     assert agent_pool.inputs["gpuProfile"] == {"driver": driver}
+
+
+def test_operator_mig_pool_carries_the_mig_manager_label() -> None:
+    _, agent_pool = register_pool(gpu_software="gpu-operator", migProfile="MIG2g")
+    assert agent_pool.inputs["nodeLabels"]["nvidia.com/mig.config"] == "all-2g.20gb"
+    _, plugin_pool = register_pool(gpu_software="device-plugin", migProfile="MIG2g")
+    assert "nvidia.com/mig.config" not in plugin_pool.inputs["nodeLabels"]
 
 
 def test_upgrade_settings_and_disk_come_from_settings() -> None:

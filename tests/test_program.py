@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from components.catalog import find_vm_size
+from components.settings import DRIVER_FOR_SOFTWARE
 from offline.engine import ProgramRun, load_stack_config, run_stack
 from tests.builders import settings_for
 
@@ -32,7 +33,10 @@ def test_every_configured_gpu_pool_becomes_one_separate_user_pool(stack: str, st
         assert inputs["enableAutoScaling"] is True
         assert "sku=gpu:NoSchedule" in inputs["nodeTaints"]
         assert inputs["nodeLabels"]["workload"] == pool["workload"]
-        assert inputs["gpuProfile"]["driver"] == pool.get("driver", "Install")
+        assert (
+            inputs["gpuProfile"]["driver"]
+            == DRIVER_FOR_SOFTWARE[stack_config.get("aks-mlops:gpuSoftware", "device-plugin")]
+        )
         assert inputs.get("gpuInstanceProfile") == pool.get("migProfile")
         assert inputs["scaleSetPriority"] == ("Spot" if pool.get("spot") else "Regular")
     # The cluster keeps exactly one inline pool: the System pool.

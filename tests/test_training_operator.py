@@ -1,0 +1,42 @@
+"""The Training Operator install: pinned kustomization, operator placed on the System pool."""
+
+from __future__ import annotations
+
+from components.gpu_software import system_placement
+from components.training_operator import place_operator
+from components.versions import TRAINING_OPERATOR_KUSTOMIZATION, TRAINING_OPERATOR_VERSION
+
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "training-operator", "namespace": "kubeflow"},
+    "spec": {"template": {"spec": {"containers": [{"name": "training-operator"}]}}},
+}
+
+
+def test_operator_deployment_gets_the_system_pool_placement() -> None:
+    placed = place_operator(DEPLOYMENT, system_placement())
+    assert placed is not None
+    pod = placed["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"kubernetes.azure.com/mode": "system"}
+    assert pod["tolerations"] == [
+        {"key": "CriticalAddonsOnly", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
+    assert pod["containers"] == [{"name": "training-operator"}]
+    # The input is not modified.
+    assert "nodeSelector" not in DEPLOYMENT["spec"]["template"]["spec"]
+
+
+def test_other_objects_are_left_alone() -> None:
+    service = {"kind": "Service", "metadata": {"name": "training-operator"}}
+    other_deployment = {**DEPLOYMENT, "metadata": {"name": "something-else"}}
+    assert place_operator(service, system_placement()) is None
+    assert place_operator(other_deployment, system_placement()) is None
+
+
+def test_kustomization_is_pinned_by_tag_over_https(stack_runs) -> None:
+    assert TRAINING_OPERATOR_KUSTOMIZATION.startswith("https://")
+    assert TRAINING_OPERATOR_KUSTOMIZATION.endswith(f"?ref={TRAINING_OPERATOR_VERSION}")
+    for run in stack_runs.values():
+        (install,) = run.of_type("kubernetes:kustomize/v2:Directory")
+        assert install.inputs["directory"] == TRAINING_OPERATOR_KUSTOMIZATION
