@@ -34,8 +34,10 @@ def quantity_value(text: str) -> Decimal:
 def read_quantity(node: ConfigNode, *, describe: str, minimum: Decimal = Decimal(0)) -> str:
     """A quantity given as a number (cores) or a string ("500m", "512Gi"); returned as Kubernetes writes it."""
     value = node.value
-    if isinstance(value, int) and not isinstance(value, bool):
-        text = str(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value <= 0:
+            raise node.fail(f"must be above 0; {describe}")
+        text = format(Decimal(str(value)).normalize(), "f")
     else:
         text = node.string(pattern=QUANTITY, describe=describe)
     if quantity_value(text) < minimum or quantity_value(text) == 0:

@@ -23,7 +23,7 @@ from components.config_reader import ConfigNode
 from components.errors import MISSING, PROJECT, ConfigError
 from components.pool_facts import GpuPoolFacts, derive_all_pool_facts
 from components.scheduling import DEFAULT_GPU_TAINT, SPOT_LABEL, Taint
-from components.team_settings import KueueSettings, TeamSettings, read_kueue, read_teams
+from components.team_settings import CPU_FLAVOR, KueueSettings, TeamSettings, read_kueue, read_teams
 
 Environment = Literal["dev", "staging", "prod"]
 ENVIRONMENTS: tuple[Environment, ...] = ("dev", "staging", "prod")
@@ -259,7 +259,10 @@ class _Reader:
         gpu_software = self._gpu_software(n["gpuSoftware"])
         mig_strategy = n["migStrategy"].string(choices=MIG_STRATEGIES)
         gpu_pools = self._gpu_pools(
-            n["gpuPools"], zones, gpu_software, reserved_names={system_pool.name: "systemPool.name"}
+            n["gpuPools"],
+            zones,
+            gpu_software,
+            reserved_names={system_pool.name: "systemPool.name", CPU_FLAVOR: "the Kueue CPU flavor"},
         )
         flavors = {facts.name: facts for facts in derive_all_pool_facts(gpu_pools, mig_strategy, gpu_software)}
         teams = read_teams(n["teams"], flavors, self.warnings)

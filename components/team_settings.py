@@ -24,6 +24,8 @@ RESERVED_NAMESPACES = frozenset(
         "kueue-system", "kubeflow", "gpu-operator", "nvidia-device-plugin", "dcgm-exporter", "app-routing-system",
     }
 )  # fmt: skip
+# The Kueue flavor of CPU and memory; no GPU pool may take its name.
+CPU_FLAVOR = "cpu"
 # Azure Files premium shares are billed and sized from 100 GiB up.
 MIN_PREMIUM_FILE_SHARE = 100 * GIB
 
@@ -111,9 +113,11 @@ def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
         ("name", "namespace", "gpuQuota", "cpu", "memory", "fairSharingWeight", "datasetsSize", "checkpointsSize")
     )
     name = validators.rfc1123_label(f["name"])
-    namespace = validators.rfc1123_label(f["namespace"].or_default(name))
+    # Without an explicit namespace the team's name is used, so that is the key to blame.
+    namespace_node = f["namespace"] if f["namespace"].present else f["name"]
+    namespace = validators.rfc1123_label(namespace_node)
     if namespace in RESERVED_NAMESPACES or namespace.startswith("kube-"):
-        raise f["namespace"].or_default(name).fail("is a system or platform namespace; pick a team namespace")
+        raise namespace_node.fail("is a system or platform namespace; pick a team namespace")
     checkpoints_node = f["checkpointsSize"].or_default("256Gi")
     checkpoints_size = read_quantity(checkpoints_node, describe="a size such as '256Gi'")
     if quantity_value(checkpoints_size) < MIN_PREMIUM_FILE_SHARE:
