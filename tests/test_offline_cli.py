@@ -27,6 +27,7 @@ def test_offline_run_lists_components_pools_and_capacity(stack: str, stack_confi
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "aks-mlops:cluster:AksCluster  platform" in out
+    assert "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" in out
     assert "azure-native:containerservice:ManagedCluster  platform-cluster" in out
     for pool in stack_config["aks-mlops:gpuPools"]:
         assert f"aks-mlops:compute:GpuNodePool  {pool['name']}" in out
