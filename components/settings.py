@@ -21,6 +21,7 @@ from components.autoscaler_profile import read_autoscaler_profile
 from components.catalog import MIG_PROFILE_NAMES, VmSize, find_vm_size
 from components.config_reader import ConfigNode
 from components.errors import MISSING, PROJECT, ConfigError
+from components.monitoring_settings import MonitoringSettings, read_monitoring
 from components.pool_facts import GpuPoolFacts, derive_all_pool_facts
 from components.scheduling import DEFAULT_GPU_TAINT, SPOT_LABEL, Taint
 from components.team_settings import CPU_FLAVOR, KueueSettings, TeamSettings, read_kueue, read_teams
@@ -91,6 +92,9 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("gpuSoftware", "string", "device-plugin"),
     KeySpec("kueue", None, {}),
     KeySpec("teams", None),
+    KeySpec("alertEmails", "array"),
+    KeySpec("grafanaEnabled", "boolean", False),
+    KeySpec("alertThresholds", None, {}),
 )
 
 
@@ -180,6 +184,7 @@ class Settings:
     gpu_software: str
     kueue: KueueSettings
     teams: tuple[TeamSettings, ...]
+    monitoring: MonitoringSettings
     # Advice that does not stop the program (logged as warnings by __main__).
     warnings: tuple[str, ...] = field(default=())
 
@@ -299,6 +304,7 @@ class _Reader:
             gpu_software=gpu_software,
             kueue=read_kueue(n["kueue"]),
             teams=teams,
+            monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"], is_prod),
             warnings=tuple(self.warnings),
         )
 

@@ -62,6 +62,7 @@ DEV_BASE: dict[str, Any] = {
     "gpuPools": [pool()],
     # No GPU quota, so tests may rename or replace the pools freely (quotas are tested in test_team_settings.py).
     "teams": [{"name": "team-a", "cpu": 16, "memory": "64Gi"}],
+    "alertEmails": ["oncall@example.com"],
 }
 
 PROD_BASE: dict[str, Any] = _merged(
@@ -75,6 +76,7 @@ PROD_BASE: dict[str, Any] = _merged(
         "privateCluster": True,
         "authorizedIpRanges": None,
         "systemPool": {"minCount": 2},
+        "grafanaEnabled": True,
     },
 )
 
@@ -690,7 +692,7 @@ def test_network_defaults_come_from_their_keyspecs() -> None:
 
 def test_required_keys_have_no_default() -> None:
     required = {spec.name for spec in TOP_LEVEL_KEYS if spec.default is MISSING}
-    assert required == {"environment", "location", "kubernetesVersion", "gpuPools", "teams"}
+    assert required == {"environment", "location", "kubernetesVersion", "gpuPools", "teams", "alertEmails"}
 
 
 def test_public_dev_api_server_without_ranges_warns() -> None:
