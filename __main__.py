@@ -1,7 +1,7 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
 Reads like the architecture: validated settings -> cluster -> GPU node pools -> GPU software,
-training operator, shared storage, team workspaces, queues -> exports. Everything on Kubernetes
+training operator, shared storage, team workspaces, queues -> monitoring -> exports. Everything on Kubernetes
 uses `cluster.provider`; pool labels, taints and capacity come from `settings.pool_facts`.
 """
 
@@ -10,7 +10,9 @@ import pulumi
 from components.cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_software import GpuSoftware, GpuSoftwareArgs, system_placement
+from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs
 from components.queues import LOCAL_QUEUE, Queueing, QueueingArgs
+from components.scraping import Scraping, ScrapingArgs
 from components.settings import load_settings_from_pulumi
 from components.shared_storage import SharedStorage, SharedStorageArgs
 from components.team_workspace import WORKLOAD_SERVICE_ACCOUNT, TeamWorkspace, TeamWorkspaceArgs
@@ -41,7 +43,7 @@ gpu_pools = [
     for pool, facts in zip(settings.gpu_pools, settings.pool_facts, strict=True)
 ]
 
-GpuSoftware(
+gpu_software = GpuSoftware(
     "gpu-software",
     GpuSoftwareArgs(settings.gpu_software, settings.pool_facts, settings.mig_strategy_in_use, k8s),
 )
@@ -82,7 +84,7 @@ teams = {
     for team in settings.teams
 }
 
-Queueing(
+queueing = Queueing(
     "queueing",
     QueueingArgs(
         kueue=settings.kueue,
@@ -92,6 +94,31 @@ Queueing(
         provider=k8s,
         team_namespaces={name: workspace.namespace for name, workspace in teams.items()},
         training_operator=training_operator.install,
+    ),
+)
+
+monitoring = ManagedPrometheus(
+    "monitoring",
+    ManagedPrometheusArgs(
+        settings=settings,
+        names=cluster.names,
+        resource_group_name=cluster.resource_group_name,
+        cluster_id=cluster.cluster_id,
+        cluster_name=cluster.names.cluster,
+        log_analytics_workspace_id=cluster.log_analytics_workspace_id,
+        subscription_id=cluster.subscription_id,
+    ),
+)
+Scraping(
+    "scraping",
+    ScrapingArgs(
+        gpu_software=settings.gpu_software,
+        pools=settings.pool_facts,
+        teams=settings.teams,
+        provider=k8s,
+        gpu_stack=gpu_software.release,
+        team_namespaces={name: workspace.namespace for name, workspace in teams.items()},
+        kueue=queueing.kueue_release,
     ),
 )
 
@@ -131,4 +158,7 @@ pulumi.export(
     ],
 )
 pulumi.export("storageAccount", shared_storage.account_name)
+pulumi.export("azureMonitorWorkspaceId", monitoring.workspace_id)
+if monitoring.grafana_endpoint is not None:
+    pulumi.export("grafanaEndpoint", monitoring.grafana_endpoint)
 pulumi.export("kubeconfig", cluster.kubeconfig)

@@ -34,6 +34,11 @@ AUTO_UPGRADE_SCHEDULE = "aksManagedAutoUpgradeSchedule"
 NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
 
 
+# Node labels kube-state-metrics exports on kube_node_labels (as label_<key>), so alerts can tell
+# GPU nodes apart.
+KUBE_STATE_METRICS_NODE_LABELS = "nodes=[accelerator,agentpool,workload]"
+
+
 @dataclass(frozen=True)
 class AksClusterArgs:
     settings: Settings
@@ -188,6 +193,23 @@ class AksCluster(pulumi.ComponentResource):
                 disk_csi_driver=aks.ManagedClusterStorageProfileDiskCSIDriverArgs(enabled=True),
                 snapshot_controller=aks.ManagedClusterStorageProfileSnapshotControllerArgs(enabled=True),
             ),
+            # Managed Prometheus on the cluster side (the workspace, rules and association are in
+            # ManagedPrometheus). GPU-node labels are exported on kube_node_labels for the alerts.
+            azure_monitor_profile=aks.ManagedClusterAzureMonitorProfileArgs(
+                metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(
+                    enabled=True,
+                    kube_state_metrics=aks.ManagedClusterAzureMonitorProfileKubeStateMetricsArgs(
+                        metric_labels_allowlist=KUBE_STATE_METRICS_NODE_LABELS
+                    ),
+                )
+            ),
+            # Container Insights with managed-identity auth (its data collection rule is in ManagedPrometheus).
+            addon_profiles={
+                "omsagent": aks.ManagedClusterAddonProfileArgs(
+                    enabled=True,
+                    config={"logAnalyticsWorkspaceResourceID": workspace.id, "useAADAuth": "true"},
+                )
+            },
             auto_upgrade_profile=aks.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel=settings.upgrade_channel,
                 node_os_upgrade_channel=settings.node_os_upgrade_channel,

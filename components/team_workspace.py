@@ -17,6 +17,7 @@ from pulumi_azure_native import authorization, managedidentity, storage
 
 from components.azure_roles import STORAGE_BLOB_DATA_CONTRIBUTOR, role_definition_id
 from components.kube import apply_manifest
+from components.metric_sources import AMA_METRICS_PODS, METRICS_PORT, TRAINING_METRICS_LABEL
 from components.naming import deterministic_guid
 from components.pool_facts import GpuPoolFacts
 from components.quotas import cohort_total, format_cpu, format_memory, gpu_hard_limits
@@ -88,7 +89,7 @@ def network_policies(team: TeamSettings) -> list[dict[str, Any]]:
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
             "metadata": {"name": name, "namespace": team.namespace},
-            "spec": {"podSelector": {}, **spec},
+            "spec": {"podSelector": {}, **spec},  # a spec may narrow podSelector
         }
 
     return [
@@ -115,6 +116,25 @@ def network_policies(team: TeamSettings) -> list[dict[str, Any]]:
                             }
                         ],
                         "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+                    }
+                ],
+            },
+        ),
+        # The managed Prometheus scraper (kube-system) may read the training pods' metrics port.
+        policy(
+            "allow-metrics-scrape",
+            {
+                "podSelector": {"matchLabels": {TRAINING_METRICS_LABEL: "true"}},
+                "policyTypes": ["Ingress"],
+                "ingress": [
+                    {
+                        "from": [
+                            {
+                                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                                "podSelector": {"matchLabels": dict(AMA_METRICS_PODS)},
+                            }
+                        ],
+                        "ports": [{"protocol": "TCP", "port": METRICS_PORT}],
                     }
                 ],
             },

@@ -32,3 +32,6 @@ TRAINING_OPERATOR_VERSION = "v1.9.4"
 TRAINING_OPERATOR_KUSTOMIZATION = (
     f"https://github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref={TRAINING_OPERATOR_VERSION}"
 )
+# Standalone NVIDIA DCGM exporter for device-plugin stacks (the GPU Operator brings its own;
+# NVIDIA/dcgm-exporter chart 4.8.3, Jul 2026).
+DCGM_EXPORTER = HelmChart("dcgm-exporter", "4.8.3", "https://nvidia.github.io/dcgm-exporter/helm-charts")

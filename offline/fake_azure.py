@@ -26,6 +26,11 @@ _PROVIDER_PATHS = {
     "azure-native:operationalinsights:Workspace": "Microsoft.OperationalInsights/workspaces",
     "azure-native:containerregistry:Registry": "Microsoft.ContainerRegistry/registries",
     "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
+    "azure-native:monitor:AzureMonitorWorkspace": "Microsoft.Monitor/accounts",
+    "azure-native:monitor:DataCollectionEndpoint": "Microsoft.Insights/dataCollectionEndpoints",
+    "azure-native:monitor:DataCollectionRule": "Microsoft.Insights/dataCollectionRules",
+    "azure-native:monitor:ActionGroup": "Microsoft.Insights/actionGroups",
+    "azure-native:dashboard:Grafana": "Microsoft.Dashboard/grafana",
 }
 # Identities the fake hands out (user-assigned identities, the cluster's kubelet identity).
 IDENTITY_PRINCIPAL_ID = "55555555-5555-5555-5555-555555555555"
@@ -33,6 +38,10 @@ IDENTITY_CLIENT_ID = "66666666-6666-6666-6666-666666666666"
 KUBELET_OBJECT_ID = "33333333-3333-3333-3333-333333333333"
 # The input that carries the Azure name of each resource type.
 _NAME_INPUTS = (
+    "azureMonitorWorkspaceName",
+    "dataCollectionEndpointName",
+    "dataCollectionRuleName",
+    "actionGroupName",
     "resourceName",
     "workspaceName",
     "registryName",
@@ -129,11 +138,18 @@ class FakeAzure(pulumi.runtime.Mocks):
                 for identity_id in identity.get("userAssignedIdentities") or []
             }
             state["identity"] = identity
+        elif args.typ == "azure-native:dashboard:Grafana":
+            properties = dict(inputs.get("properties") or {})
+            properties["endpoint"] = f"https://{name}.{inputs.get('location', 'region')}.grafana.azure.com"
+            state["properties"] = properties
         elif args.typ == "azure-native:containerregistry:Registry":
             state["loginServer"] = f"{name}.azurecr.io"
         elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
             state["principalId"] = IDENTITY_PRINCIPAL_ID
             state["clientId"] = IDENTITY_CLIENT_ID
+        identity = state.get("identity")
+        if isinstance(identity, dict) and identity.get("type") == "SystemAssigned":
+            state["identity"] = {**identity, "principalId": IDENTITY_PRINCIPAL_ID, "tenantId": TENANT_ID}
         return resource_id, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

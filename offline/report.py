@@ -6,15 +6,8 @@ from collections.abc import Iterator
 
 from offline.engine import CapturedResource, ProgramRun
 
-# Inputs that carry a resource's Azure or Kubernetes name, shown next to the Pulumi name.
-_AZURE_NAME_INPUTS = (
-    "agentPoolName",
-    "configName",
-    "resourceName",
-    "workspaceName",
-    "registryName",
-    "resourceGroupName",
-)
+# Inputs that name something else than the resource itself.
+_OTHER_NAMES = ("resourceGroupName", "clusterName", "dashboardName")
 
 
 def resource_tree(run: ProgramRun) -> Iterator[str]:
@@ -39,10 +32,18 @@ def _subtree(run: ProgramRun, resource: CapturedResource, depth: int) -> Iterato
 
 def _object_name(resource: CapturedResource) -> str:
     """The Azure name, or the Kubernetes `namespace/name`, a resource is created with."""
-    metadata = resource.inputs.get("metadata")
+    inputs = resource.inputs
+    metadata = inputs.get("metadata")
     if isinstance(metadata, dict) and "name" in metadata:
         return "/".join(part for part in (metadata.get("namespace"), metadata["name"]) if part)
-    return next((str(resource.inputs[k]) for k in _AZURE_NAME_INPUTS if isinstance(resource.inputs.get(k), str)), "")
+    # Azure resources carry their own name in an input such as `registryName` or `agentPoolName`;
+    # child resources name their parent in `resourceName` or `accountName`, so their own name comes first.
+    parents = ("resourceName", "accountName")
+    own = [key for key in inputs if key.endswith("Name") and key not in (*_OTHER_NAMES, *parents)]
+    for key in (*own, *parents, "name", "resourceGroupName"):
+        if isinstance(inputs.get(key), str):
+            return inputs[key]
+    return ""
 
 
 def node_pool_table(run: ProgramRun) -> list[str]:

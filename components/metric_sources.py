@@ -1,0 +1,118 @@
+"""Which metrics reach the Azure Monitor workspace, by the scrape target that produces them.
+
+Alert rules, recording rules and dashboard queries may only use metrics listed here (a test
+walks every expression), so a renamed metric or a target that is not scraped fails the suite
+instead of producing an alert that can never fire.
+
+Sources: the managed Prometheus minimal ingestion profile keep lists of its default targets
+(Azure/prometheus-collector, otelcollector keep-list regexes); the DCGM exporter's default
+counters (NVIDIA/dcgm-exporter etc/default-counters.csv, also in the GPU Operator's DCP list);
+Kueue's metrics reference (kueue.sigs.k8s.io/docs/reference/metrics); the platform's own
+training-job convention (README, "Training metrics").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetricSource:
+    name: str
+    how: str
+    metrics: frozenset[str]
+
+
+# Default targets of the managed Prometheus add-on (only the metrics the platform's rules use,
+# each of which is in the add-on's minimal ingestion keep list).
+NODE_EXPORTER = MetricSource(
+    "node-exporter",
+    "add-on default target (job node)",
+    frozenset(
+        {
+            "node_cpu_seconds_total", "node_load1", "node_memory_MemAvailable_bytes", "node_memory_MemTotal_bytes",
+            "node_memory_Buffers_bytes", "node_memory_Cached_bytes", "node_memory_MemFree_bytes",
+            "node_memory_Slab_bytes", "node_vmstat_pgmajfault", "node_disk_io_time_seconds_total",
+            "node_disk_io_time_weighted_seconds_total", "node_network_receive_bytes_total",
+            "node_network_transmit_bytes_total", "node_network_receive_drop_total", "node_network_transmit_drop_total",
+        }
+    ),
+)  # fmt: skip
+CADVISOR = MetricSource(
+    "cadvisor",
+    "add-on default target (job cadvisor)",
+    frozenset(
+        {
+            "container_cpu_usage_seconds_total", "container_memory_working_set_bytes", "container_memory_rss",
+            "container_memory_cache", "container_memory_swap",
+        }
+    ),
+)  # fmt: skip
+KUBE_STATE_METRICS = MetricSource(
+    "kube-state-metrics",
+    "add-on default target (job kube-state-metrics); node labels accelerator, agentpool and workload allowlisted",
+    frozenset(
+        {
+            "kube_pod_info", "kube_pod_status_phase", "kube_pod_owner", "kube_replicaset_owner",
+            "kube_pod_container_resource_requests", "kube_pod_container_resource_limits", "kube_job_failed",
+            "kube_node_status_condition", "kube_node_labels", "kube_node_status_allocatable",
+        }
+    ),
+)  # fmt: skip
+DCGM_EXPORTER = MetricSource(
+    "dcgm-exporter",
+    "PodMonitor on the DCGM exporter pods of the GPU stack",
+    frozenset(
+        {
+            "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_XID_ERRORS",
+            "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_MEM_COPY_UTIL",
+        }
+    ),
+)  # fmt: skip
+KUEUE = MetricSource(
+    "kueue",
+    "custom scrape job on the Kueue controller's metrics service",
+    frozenset(
+        {
+            "kueue_pending_workloads", "kueue_admitted_active_workloads", "kueue_evicted_workloads_total",
+            "kueue_admission_wait_time_seconds_bucket", "kueue_admission_wait_time_seconds_sum",
+            "kueue_admission_wait_time_seconds_count",
+        }
+    ),
+)  # fmt: skip
+# Training pods opt in to scraping with this label and expose a container port named `metrics`.
+TRAINING_METRICS_LABEL = "aks-mlops/scrape"
+METRICS_PORT = "metrics"
+# The managed Prometheus scraper of custom targets (the ama-metrics ReplicaSet in kube-system).
+AMA_METRICS_PODS = {"rsName": "ama-metrics"}
+# The platform's convention for training jobs (README): a counter of samples, a step-time
+# histogram and the Unix time of the last checkpoint, on a container port named `metrics`.
+TRAINING_SAMPLES = "ml_training_samples_total"
+TRAINING_STEP_SECONDS = "ml_training_step_duration_seconds"
+TRAINING_LAST_CHECKPOINT = "ml_training_last_checkpoint_timestamp_seconds"
+TRAINING_JOBS = MetricSource(
+    "training-jobs",
+    "PodMonitor in every team namespace (pods labelled for scraping, port named metrics)",
+    frozenset(
+        {
+            TRAINING_SAMPLES,
+            f"{TRAINING_STEP_SECONDS}_bucket",
+            f"{TRAINING_STEP_SECONDS}_sum",
+            f"{TRAINING_STEP_SECONDS}_count",
+            TRAINING_LAST_CHECKPOINT,
+        }
+    ),
+)
+
+SCRAPED_SOURCES: tuple[MetricSource, ...] = (
+    NODE_EXPORTER,
+    CADVISOR,
+    KUBE_STATE_METRICS,
+    DCGM_EXPORTER,
+    KUEUE,
+    TRAINING_JOBS,
+)
+
+
+def scraped_metrics() -> frozenset[str]:
+    return frozenset().union(*(source.metrics for source in SCRAPED_SOURCES))

@@ -1,0 +1,261 @@
+"""Prometheus rules of the platform: the AKS recording-rule groups and the ML alerts.
+
+Recording rules: the record names of the Node and Kubernetes groups that enabling managed
+Prometheus on AKS creates (so Azure's built-in dashboards find them), with expressions written
+for this platform. Alerts: GPU waste and health, training progress and checkpoints, Kueue
+admission, job failures and GPU node readiness; thresholds come from settings and every rule
+carries a summary and a runbook line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from components.metric_sources import TRAINING_LAST_CHECKPOINT, TRAINING_SAMPLES
+from components.monitoring_settings import AlertThresholds
+
+
+@dataclass(frozen=True)
+class RecordingRule:
+    record: str
+    expression: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AlertRule:
+    alert: str
+    expression: str
+    for_: str  # ISO 8601, as the Azure rule group API takes it
+    severity: int  # Azure Monitor: 0 critical .. 4 verbose
+    summary: str
+    runbook: str
+
+
+NODE_JOB = 'job="node"'
+_RUNNING = 'max by (cluster, namespace, pod) (kube_pod_status_phase{phase="Running"}) == 1'
+
+
+def _node_rule(record: str, expression: str) -> RecordingRule:
+    return RecordingRule(record, expression)
+
+
+NODE_RECORDING_RULES: tuple[RecordingRule, ...] = (
+    _node_rule(
+        "instance:node_num_cpu:sum", f'count without (cpu, mode) (node_cpu_seconds_total{{{NODE_JOB}, mode="idle"}})'
+    ),
+    _node_rule(
+        "instance:node_cpu_utilisation:rate5m",
+        "1 - avg without (cpu) (sum without (mode) "
+        f'(rate(node_cpu_seconds_total{{{NODE_JOB}, mode=~"idle|iowait|steal"}}[5m])))',
+    ),
+    _node_rule(
+        "instance:node_load1_per_cpu:ratio", f"node_load1{{{NODE_JOB}}} / instance:node_num_cpu:sum{{{NODE_JOB}}}"
+    ),
+    _node_rule(
+        "instance:node_memory_utilisation:ratio",
+        f"1 - (node_memory_MemAvailable_bytes{{{NODE_JOB}}} or (node_memory_Buffers_bytes{{{NODE_JOB}}}"
+        f" + node_memory_Cached_bytes{{{NODE_JOB}}} + node_memory_MemFree_bytes{{{NODE_JOB}}}"
+        f" + node_memory_Slab_bytes{{{NODE_JOB}}})) / node_memory_MemTotal_bytes{{{NODE_JOB}}}",
+    ),
+    _node_rule("instance:node_vmstat_pgmajfault:rate5m", f"rate(node_vmstat_pgmajfault{{{NODE_JOB}}}[5m])"),
+    *(
+        _node_rule(
+            f"instance_device:node_disk_io_time{kind}_seconds:rate5m",
+            f'rate(node_disk_io_time{kind}_seconds_total{{{NODE_JOB}, device!=""}}[5m])',
+        )
+        for kind in ("", "_weighted")
+    ),
+    *(
+        _node_rule(
+            f"instance:node_network_{direction}_{what}_excluding_lo:rate5m",
+            f'sum without (device) (rate(node_network_{direction}_{what}_total{{{NODE_JOB}, device!="lo"}}[5m]))',
+        )
+        for direction in ("receive", "transmit")
+        for what in ("bytes", "drop")
+    ),
+)
+
+# Joins a per-container series with the node its pod runs on.
+_ON_NODE = (
+    "on (cluster, namespace, pod) group_left (node) topk by (cluster, namespace, pod) "
+    '(1, max by (cluster, namespace, pod, node) (kube_pod_info{node!=""}))'
+)
+_ACTIVE_POD = 'max by (cluster, namespace, pod) (kube_pod_status_phase{phase=~"Pending|Running"} == 1)'
+
+
+def _per_resource_rules() -> list[RecordingRule]:
+    rules = []
+    for kind in ("requests", "limits"):
+        for resource in ("memory", "cpu"):
+            series = f'kube_pod_container_resource_{kind}{{resource="{resource}", job="kube-state-metrics"}}'
+            rules.append(
+                RecordingRule(
+                    f"cluster:namespace:pod_{resource}:active:kube_pod_container_resource_{kind}",
+                    f"{series} * on (cluster, namespace, pod) group_left () {_ACTIVE_POD}",
+                )
+            )
+            rules.append(
+                RecordingRule(
+                    f"namespace_{resource}:kube_pod_container_resource_{kind}:sum",
+                    f"sum by (cluster, namespace) (max by (cluster, namespace, pod, container) ({series})"
+                    f" * on (cluster, namespace, pod) group_left () {_ACTIVE_POD})",
+                )
+            )
+    return rules
+
+
+def _owner_rules() -> list[RecordingRule]:
+    owner = 'kube_pod_owner{job="kube-state-metrics", owner_kind="%s"}'
+    as_workload = 'label_replace(%s, "workload", "$1", "owner_name", "(.*)")'
+    deployment = (
+        'label_replace(kube_pod_owner{job="kube-state-metrics", owner_kind="ReplicaSet"}, "replicaset", "$1", '
+        '"owner_name", "(.*)") * on (cluster, namespace, replicaset) group_left (owner_name) '
+        "topk by (cluster, namespace, replicaset) (1, max by (cluster, namespace, replicaset, owner_name) "
+        '(kube_replicaset_owner{job="kube-state-metrics"}))'
+    )
+    sources = {
+        "deployment": as_workload % deployment,
+        "daemonset": as_workload % (owner % "DaemonSet"),
+        "statefulset": as_workload % (owner % "StatefulSet"),
+        "job": as_workload % (owner % "Job"),
+    }
+    return [
+        RecordingRule(
+            "namespace_workload_pod:kube_pod_owner:relabel",
+            f"max by (cluster, namespace, workload, pod) ({expression})",
+            {"workload_type": workload_type},
+        )
+        for workload_type, expression in sources.items()
+    ]
+
+
+KUBERNETES_RECORDING_RULES: tuple[RecordingRule, ...] = (
+    RecordingRule(
+        "node_namespace_pod_container:container_cpu_usage_seconds_total:sum_irate",
+        "sum by (cluster, namespace, pod, container) "
+        f'(irate(container_cpu_usage_seconds_total{{job="cadvisor", image!=""}}[5m])) * {_ON_NODE}',
+    ),
+    *(
+        RecordingRule(
+            f"node_namespace_pod_container:container_memory_{kind}",
+            f'container_memory_{kind}{{job="cadvisor", image!=""}} * {_ON_NODE}',
+        )
+        for kind in ("working_set_bytes", "rss", "cache", "swap")
+    ),
+    *_per_resource_rules(),
+    *_owner_rules(),
+    RecordingRule(
+        ":node_memory_MemAvailable_bytes:sum",
+        f"sum by (cluster) (node_memory_MemAvailable_bytes{{{NODE_JOB}}} or (node_memory_Buffers_bytes{{{NODE_JOB}}}"
+        f" + node_memory_Cached_bytes{{{NODE_JOB}}} + node_memory_MemFree_bytes{{{NODE_JOB}}}"
+        f" + node_memory_Slab_bytes{{{NODE_JOB}}}))",
+    ),
+    RecordingRule(
+        "cluster:node_cpu:ratio_rate5m",
+        f'sum by (cluster) (rate(node_cpu_seconds_total{{{NODE_JOB}, mode!~"idle|iowait|steal"}}[5m]))'
+        f" / count by (cluster) (sum by (cluster, instance, cpu) (node_cpu_seconds_total{{{NODE_JOB}}}))",
+    ),
+)
+
+
+def iso_duration(duration: str) -> str:
+    """'30m' -> 'PT30M', '1h' -> 'PT1H', '45s' -> 'PT45S' (Azure rule groups take ISO 8601)."""
+    match = re.fullmatch(r"(\d+)([smh])", duration)
+    if match is None:
+        raise ValueError(f"{duration!r} is not a duration like '30m'")
+    return f"PT{match.group(1)}{match.group(2).upper()}"
+
+
+def alert_rules(thresholds: AlertThresholds, team_namespaces: Sequence[str]) -> list[AlertRule]:
+    teams = "|".join(sorted(team_namespaces))
+    gpu = "cluster, Hostname, gpu, namespace, pod"
+    return [
+        AlertRule(
+            "GpuAllocatedButIdle",
+            f'avg by ({gpu}) (DCGM_FI_DEV_GPU_UTIL{{pod!=""}}) < {thresholds.gpu_idle_percent}',
+            iso_duration(thresholds.gpu_idle_for),
+            3,
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is allocated to {{ $labels.namespace }}/{{ $labels.pod }} "
+            "but {{ $value }}% busy",
+            "Check the job's input pipeline (data loader workers, storage throughput); stop idle notebooks and jobs.",
+        ),
+        AlertRule(
+            "GpuMemoryNearCapacity",
+            f"max by ({gpu}) (100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE))"
+            f" > {thresholds.gpu_memory_percent}",
+            iso_duration(thresholds.gpu_memory_for),
+            2,
+            "GPU memory of {{ $labels.namespace }}/{{ $labels.pod }} is {{ $value }}% full",
+            "Lower the batch size, enable activation checkpointing or mixed precision, or move to a larger GPU flavor.",
+        ),
+        AlertRule(
+            "GpuXidError",
+            "max by (cluster, Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0",
+            "PT1M",
+            1,
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID error {{ $value }}",
+            "Look the XID up in NVIDIA's XID catalogue; for hardware XIDs (48, 63, 64, 79) cordon and drain the node "
+            "so the autoscaler replaces it.",
+        ),
+        AlertRule(
+            "TrainingThroughputStalled",
+            f"sum by (cluster, namespace, pod) (rate({TRAINING_SAMPLES}[10m])) == 0 and on (cluster, namespace, pod) "
+            f"({_RUNNING})",
+            iso_duration(thresholds.throughput_stalled_for),
+            2,
+            "Training pod {{ $labels.namespace }}/{{ $labels.pod }} is running but processed no samples",
+            "Check the job's logs for a hang (NCCL timeout, dead rank, deadlocked data loader); restart from the last "
+            "checkpoint if it does not recover.",
+        ),
+        AlertRule(
+            "CheckpointOlderThanRpo",
+            f"time() - max by (cluster, namespace, pod) ({TRAINING_LAST_CHECKPOINT})"
+            f" > {thresholds.checkpoint_rpo_minutes * 60} and on (cluster, namespace, pod) ({_RUNNING})",
+            "PT5M",
+            2,
+            "{{ $labels.namespace }}/{{ $labels.pod }} has not checkpointed for longer than the "
+            f"{thresholds.checkpoint_rpo_minutes}-minute recovery point objective",
+            "Check that the job writes checkpoints to its checkpoints volume and that the volume is not full.",
+        ),
+        AlertRule(
+            "KueueWorkloadsPendingTooLong",
+            'sum by (cluster, cluster_queue) (kueue_pending_workloads{status="active"}) > 0',
+            iso_duration(thresholds.pending_too_long_for),
+            3,
+            "{{ $value }} workloads of queue {{ $labels.cluster_queue }} have waited for admission too long",
+            "Compare the queue's quota with its demand (kubectl get clusterqueue); raise quota or borrowing limits, "
+            "or check that GPU pools can scale (quota, spot capacity).",
+        ),
+        AlertRule(
+            "KueueGangNotReadyInTime",
+            "sum by (cluster, cluster_queue) "
+            '(increase(kueue_evicted_workloads_total{reason="PodsReadyTimeout"}[1h])) > 0',
+            "PT1M",
+            2,
+            "Admitted gangs of queue {{ $labels.cluster_queue }} were evicted: not all pods were ready in time",
+            "Find the pods that stayed Pending (node scale-up failure, image pull, GPU quota in the region) and raise "
+            "kueue.podsReadyTimeout if scale-up is simply slow.",
+        ),
+        AlertRule(
+            "TrainingJobFailed",
+            f'max by (cluster, namespace, job_name) (kube_job_failed{{condition="true", namespace=~"{teams}"}}) == 1 '
+            f'or sum by (cluster, namespace) (kube_pod_status_phase{{phase="Failed", namespace=~"{teams}"}}) > 0',
+            "PT1M",
+            2,
+            "A training job or pod failed in {{ $labels.namespace }}",
+            "kubectl -n {{ $labels.namespace }} describe the job or PyTorchJob and read the failed pod's logs.",
+        ),
+        AlertRule(
+            "GpuNodeNotReady",
+            'max by (cluster, node) (kube_node_status_condition{condition="Ready", status="true"}) == 0 '
+            'and on (cluster, node) max by (cluster, node) (kube_node_labels{label_accelerator="nvidia"})',
+            iso_duration(thresholds.gpu_node_not_ready_for),
+            1,
+            "GPU node {{ $labels.node }} is not Ready",
+            "Check the node's conditions and the GPU driver/device plugin pods on it; delete the node to let the "
+            "autoscaler replace it if it does not recover.",
+        ),
+    ]

@@ -1,0 +1,171 @@
+"""What managed Prometheus scrapes beyond its defaults: GPUs, Kueue and the teams' training jobs.
+
+The AKS add-on reads `azmonitoring.coreos.com/v1` PodMonitors (it ignores `monitoring.coreos.com`)
+and custom jobs from the `ama-metrics-prometheus-config` ConfigMap. The DCGM PodMonitor's selector
+is the label set the chosen GPU stack's exporter pods carry, defined once here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import yaml
+
+from components.gpu_software import GPU_OPERATOR_NAMESPACE, gpu_node_affinity, gpu_tolerations
+from components.kube import apply_manifest, helm_release
+from components.metric_sources import METRICS_PORT, TRAINING_METRICS_LABEL
+from components.pool_facts import GpuPoolFacts
+from components.queues import KUEUE_NAMESPACE
+from components.team_settings import TeamSettings
+from components.versions import DCGM_EXPORTER, KUEUE
+
+AZMONITORING_API = "azmonitoring.coreos.com/v1"
+STANDALONE_DCGM_NAMESPACE = "dcgm-exporter"
+# The GPU Operator labels its DCGM exporter pods `app: nvidia-dcgm-exporter`
+# (gpu-operator assets/state-dcgm-exporter DaemonSet); the standalone chart labels them with its
+# name, pinned here by `nameOverride`.
+OPERATOR_DCGM_POD_LABELS = {"app": "nvidia-dcgm-exporter"}
+STANDALONE_DCGM_POD_LABELS = {"app.kubernetes.io/name": DCGM_EXPORTER.chart}
+AMA_METRICS_SERVICE_ACCOUNT = "ama-metrics-serviceaccount"
+KUEUE_METRICS_SERVICE = f"{KUEUE.chart}-controller-manager-metrics-service"
+
+
+@dataclass(frozen=True)
+class DcgmExporter:
+    """Where the GPU stack's DCGM exporter runs and how its pods are labelled."""
+
+    namespace: str
+    pod_labels: Mapping[str, str]
+
+
+def dcgm_exporter(gpu_software: str) -> DcgmExporter:
+    if gpu_software == "gpu-operator":
+        return DcgmExporter(GPU_OPERATOR_NAMESPACE, OPERATOR_DCGM_POD_LABELS)
+    return DcgmExporter(STANDALONE_DCGM_NAMESPACE, STANDALONE_DCGM_POD_LABELS)
+
+
+def dcgm_exporter_values(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
+    """The standalone exporter, on exactly the GPU pools, tolerating their taints."""
+    return {
+        "nameOverride": STANDALONE_DCGM_POD_LABELS["app.kubernetes.io/name"],
+        "affinity": gpu_node_affinity(pools),
+        "tolerations": gpu_tolerations(pools),
+        # The chart's ServiceMonitor is monitoring.coreos.com, which the AKS add-on ignores; the
+        # platform's own PodMonitor scrapes the pods instead.
+        "serviceMonitor": {"enabled": False},
+    }
+
+
+def pod_monitor(name: str, namespace: str, selector: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": AZMONITORING_API,
+        "kind": "PodMonitor",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": dict(selector)},
+            "namespaceSelector": {"matchNames": [namespace]},
+            "podMetricsEndpoints": [{"port": METRICS_PORT, "path": "/metrics", "interval": "30s"}],
+            # The add-on drops series over these limits during processing (AKS custom scraping docs).
+            "labelLimit": 63,
+            "labelNameLengthLimit": 511,
+            "labelValueLengthLimit": 1023,
+        },
+    }
+
+
+def dcgm_pod_monitor(gpu_software: str) -> dict[str, Any]:
+    exporter = dcgm_exporter(gpu_software)
+    return pod_monitor("dcgm-exporter", exporter.namespace, exporter.pod_labels)
+
+
+def training_pod_monitor(team: TeamSettings) -> dict[str, Any]:
+    return pod_monitor("training-jobs", team.namespace, {TRAINING_METRICS_LABEL: "true"})
+
+
+def kueue_metrics_reader_binding() -> dict[str, Any]:
+    """Lets the scraper pass Kueue's authenticated metrics endpoint (get on /metrics)."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "ama-metrics-kueue-metrics-reader"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": f"{KUEUE.chart}-metrics-reader",
+        },
+        "subjects": [{"kind": "ServiceAccount", "name": AMA_METRICS_SERVICE_ACCOUNT, "namespace": "kube-system"}],
+    }
+
+
+def custom_scrape_config() -> dict[str, Any]:
+    """The add-on's custom scrape jobs: Kueue's controller, over HTTPS with the scraper's own token
+    (Kueue 0.19 serves metrics only over authenticated HTTPS; no long-lived token secret is needed)."""
+    job = {
+        "job_name": "kueue",
+        "scheme": "https",
+        "scrape_interval": "30s",
+        "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [KUEUE_NAMESPACE]}}],
+        "bearer_token_file": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+        # Kueue serves a self-signed certificate of its internal certificate management.
+        "tls_config": {"insecure_skip_verify": True},
+        "relabel_configs": [
+            {"source_labels": ["__meta_kubernetes_service_name"], "action": "keep", "regex": KUEUE_METRICS_SERVICE}
+        ],
+        "metric_relabel_configs": [{"source_labels": ["__name__"], "action": "keep", "regex": "kueue_.*"}],
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "ama-metrics-prometheus-config", "namespace": "kube-system"},
+        "data": {"prometheus-config": yaml.safe_dump({"scrape_configs": [job]}, sort_keys=False)},
+    }
+
+
+@dataclass(frozen=True)
+class ScrapingArgs:
+    gpu_software: str
+    pools: Sequence[GpuPoolFacts]
+    teams: Sequence[TeamSettings]
+    provider: pulumi.ProviderResource
+    # The GPU stack (its namespace holds the operator's exporter), the team namespaces, and Kueue.
+    gpu_stack: pulumi.Resource
+    team_namespaces: Mapping[str, pulumi.Resource]
+    kueue: pulumi.Resource
+
+
+class Scraping(pulumi.ComponentResource):
+    """PodMonitors, the standalone DCGM exporter where needed, and the Kueue scrape job."""
+
+    def __init__(self, name: str, args: ScrapingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("aks-mlops:monitoring:Scraping", name, None, opts)
+
+        def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(resources))
+
+        exporter_ready: list[pulumi.Resource] = [args.gpu_stack]
+        if args.gpu_software == "device-plugin":
+            namespace = apply_manifest(
+                f"{name}-dcgm-namespace",
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": STANDALONE_DCGM_NAMESPACE}},
+                after(),
+            )
+            exporter_ready.append(
+                helm_release(
+                    f"{name}-dcgm-exporter",
+                    DCGM_EXPORTER,
+                    STANDALONE_DCGM_NAMESPACE,
+                    dcgm_exporter_values(args.pools),
+                    after(namespace, args.gpu_stack),
+                )
+            )
+        apply_manifest(f"{name}-dcgm-podmonitor", dcgm_pod_monitor(args.gpu_software), after(*exporter_ready))
+        for team in args.teams:
+            apply_manifest(
+                f"{name}-{team.name}-podmonitor", training_pod_monitor(team), after(args.team_namespaces[team.name])
+            )
+        apply_manifest(f"{name}-kueue-metrics-reader", kueue_metrics_reader_binding(), after(args.kueue))
+        apply_manifest(f"{name}-custom-scrape-config", custom_scrape_config(), after(args.kueue))
+        self.register_outputs({})
