@@ -34,6 +34,15 @@ IMMUTABLE_POOL_PROPERTIES = (
 )
 
 
+# Azure tags carrying a pool's GPU facts (read by policies/ and the offline plan).
+GPU_RESOURCE_TAG = "aks-mlops-gpu-resource"
+UNITS_PER_NODE_TAG = "aks-mlops-gpu-units-per-node"
+
+
+def gpu_fact_tags(facts: GpuPoolFacts) -> dict[str, str]:
+    return {GPU_RESOURCE_TAG: facts.gpu_resource, UNITS_PER_NODE_TAG: str(facts.resources_per_node)}
+
+
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
     pool: GpuPoolSettings
@@ -88,7 +97,9 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
             enable_encryption_at_host=pool.encryption_at_host,
             enable_node_public_ip=False,
-            tags=dict(args.tags),
+            # The pool's derived GPU facts travel with it, so the policy pack and cost reports read the
+            # same numbers the queues were sized with.
+            tags={**args.tags, **gpu_fact_tags(self.facts)},
             **spot,
             opts=pulumi.ResourceOptions(
                 parent=self,

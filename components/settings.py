@@ -95,6 +95,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("alertEmails", "array"),
     KeySpec("grafanaEnabled", "boolean", False),
     KeySpec("alertThresholds", None, {}),
+    KeySpec("costModel", None, {}),
 )
 
 
@@ -153,6 +154,15 @@ class NetworkSettings:
 
 
 @dataclass(frozen=True)
+class CostModel:
+    """Stack overrides of the offline cost estimate's price table (None: keep the table's value)."""
+
+    vm_hourly_usd: Mapping[str, float]
+    spot_price_ratio: float | None
+    hours_per_month: int | None
+
+
+@dataclass(frozen=True)
 class Settings:
     environment: Environment
     location: str
@@ -185,6 +195,7 @@ class Settings:
     kueue: KueueSettings
     teams: tuple[TeamSettings, ...]
     monitoring: MonitoringSettings
+    cost_model: CostModel
     # Advice that does not stop the program (logged as warnings by __main__).
     warnings: tuple[str, ...] = field(default=())
 
@@ -305,6 +316,7 @@ class _Reader:
             kueue=read_kueue(n["kueue"]),
             teams=teams,
             monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"], is_prod),
+            cost_model=self._cost_model(n["costModel"]),
             warnings=tuple(self.warnings),
         )
 
@@ -363,6 +375,20 @@ class _Reader:
             raise self.nodes["podCidr"].fail(
                 f"has room for {blocks} nodes (one /24 each) but the pools can scale to {max_nodes} nodes"
             )
+
+    @staticmethod
+    def _cost_model(node: ConfigNode) -> CostModel:
+        f = node.fields(("vmHourlyUsd", "spotPriceRatio", "hoursPerMonth"))
+        prices: dict[str, float] = {}
+        if f["vmHourlyUsd"].present:
+            for size, price in f["vmHourlyUsd"].fields(_present_keys(f["vmHourlyUsd"])).items():
+                vm = find_vm_size(size)
+                if vm is None:
+                    raise price.fail("is the price of a VM size this platform does not know")
+                prices[vm.name] = price.number(minimum=0.0, maximum=1000.0)
+        ratio = f["spotPriceRatio"].number(minimum=0.01, maximum=1.0) if f["spotPriceRatio"].present else None
+        hours = f["hoursPerMonth"].integer(minimum=1, maximum=744) if f["hoursPerMonth"].present else None
+        return CostModel(prices, ratio, hours)
 
     def _tags(self, node: ConfigNode) -> dict[str, str]:
         tags = node.string_map()
@@ -549,6 +575,14 @@ class _Reader:
         if not any(t.effect == "NoSchedule" for t in taints):
             raise node.fail(f"has no NoSchedule taint; CPU pods would land on GPU nodes (default: {DEFAULT_GPU_TAINT})")
         return tuple(taints)
+
+
+def _present_keys(node: ConfigNode) -> list[str]:
+    """The keys an object node actually has (for free-form maps such as prices per VM size)."""
+    value = node.value
+    if isinstance(value, str):
+        return []  # an engine string: `fields` decodes it and reports any non-object
+    return [str(key) for key in value] if isinstance(value, Mapping) else []
 
 
 def _known_vm_size(node: ConfigNode) -> VmSize:

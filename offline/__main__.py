@@ -1,30 +1,52 @@
-"""`python -m offline <stack>`: run the program for a stack on the mock engine, print what it would create.
+"""`python -m offline <stack> [--out DIR]`: the offline plan of a stack, without cloud credentials.
 
-No cloud credentials, no Pulumi CLI, no network: the real `__main__.py` runs against
-`offline.fake_azure`, so configuration errors, the resource graph and the GPU capacity of every
-pool can be reviewed before anyone runs `pulumi preview`. Exit status 2 means the stack's
-configuration was rejected (the message names the key), 0 that the program ran.
+Runs the real `__main__.py` on the Pulumi SDK's mock engine (answers from `offline.fake_azure`),
+prints what it would create, and checks it with the policy pack. With `--out` it also writes the
+reports (inventory, Kubernetes YAML, Helm values, GPU capacity and quotas, cost, policy results).
+Exit status: 0 fine, 1 a mandatory policy violation, 2 the stack's configuration was rejected.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import time
 from pathlib import Path
 
 from components.errors import ConfigError
-from offline.engine import PROJECT_DIR, run_stack, stack_files
+from components.settings import load_settings
+from offline.engine import PROJECT_DIR, load_stack_config, run_stack, stack_files, stack_settings_raw
+from offline.plan import write_plan
+from offline.policy_check import check, load_policy_config, mandatory
 from offline.report import node_pool_table, resource_tree
+
+
+class Progress:
+    """Numbered steps with their duration, so a terminal shows where the time goes."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps, self.step, self.started = steps, 0, time.perf_counter()
+
+    def start(self, what: str) -> None:
+        self.step += 1
+        self._mark = time.perf_counter()
+        print(f"[{self.step}/{self.steps}] {what} ...", end="", flush=True)
+
+    def done(self, detail: str = "") -> None:
+        print(f" {detail + ', ' if detail else ''}{time.perf_counter() - self._mark:.1f}s", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help="stack to run (a Pulumi.<stack>.yaml file)")
+    parser.add_argument("--out", type=Path, help="write the reports into this folder")
     parser.add_argument(
         "--project-dir", type=Path, default=PROJECT_DIR, help="folder of Pulumi.yaml (default: this project)"
     )
+    parser.add_argument("--policy-config", type=Path, help="policy pack config (default: policies/config/<stack>.json)")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary, not the resource tree")
     args = parser.parse_args(argv)
     stacks = sorted(stack_files(args.project_dir))
     if args.stack not in stacks:
@@ -32,21 +54,45 @@ def main(argv: list[str] | None = None) -> int:
 
     # The program's warnings (pulumi.log.warn) reach the mock engine's logger.
     logging.basicConfig(level=logging.WARNING, format="  warning: %(message)s", stream=sys.stdout)
-    started = time.perf_counter()
-    print(f"aks-mlops: offline run of stack '{args.stack}' on the Pulumi mock engine (no cloud calls)")
+    progress = Progress(3 if args.out else 2)
+    print(f"aks-mlops: offline plan of stack '{args.stack}' on the Pulumi mock engine (no cloud calls)")
+
+    progress.start("validating settings and running the program")
     run = run_stack(args.stack, project_dir=args.project_dir, raise_on_error=False)
     if isinstance(run.error, ConfigError):
-        print(f"configuration rejected, nothing would be created:\n  {run.error}")
+        print(f"\nconfiguration rejected, nothing would be created:\n  {run.error}")
         return 2
     if run.error is not None:
         raise run.error
-    print(f"\nresources ({len(run.resources)}):")
-    print("\n".join(resource_tree(run)))
+    settings = load_settings(stack_settings_raw(load_stack_config(args.stack, args.project_dir)))
+    progress.done(f"{len(run.resources)} resources")
+
+    progress.start("checking the policy pack")
+    policy_config = load_policy_config(args.stack) if args.policy_config is None else _read_json(args.policy_config)
+    violations = check(run, policy_config)
+    blocking = mandatory(violations)
+    progress.done(f"{len(blocking)} mandatory, {len(violations) - len(blocking)} advisory violations")
+
+    if not args.quiet:
+        print("\nresources:")
+        print("\n".join(resource_tree(run)))
     print("\nGPU node pools:")
     print("\n".join(node_pool_table(run)))
     print("\nexports: " + ", ".join(sorted(f"{k} (secret)" if k in run.secret_outputs else k for k in run.outputs)))
-    print(f"\ndone in {time.perf_counter() - started:.1f}s")
-    return 0
+    for violation in violations:
+        print(f"  {violation.enforcement}: [{violation.policy}] {violation.message}")
+    print()
+
+    if args.out:
+        progress.start(f"writing reports to {args.out}")
+        summary = write_plan(args.out, args.stack, run, settings, violations)
+        progress.done(f"USD {summary['monthlyAtIdle']:,}/month at idle, {summary['monthlyAtMax']:,} at max")
+    print(f"\ndone in {time.perf_counter() - progress.started:.1f}s")
+    return 1 if blocking else 0
+
+
+def _read_json(path: Path) -> dict:
+    return json.loads((path if path.is_absolute() else Path.cwd() / path).read_text())
 
 
 if __name__ == "__main__":

@@ -22,10 +22,10 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.errors import PROJECT
 from offline.fake_azure import FakeAzure
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-PROJECT = "aks-mlops"
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 
@@ -213,3 +213,9 @@ def run_stack(
     config = {key: value for key, value in config.items() if value is not None}
     main = str(project_dir / "__main__.py")
     return run_program(lambda: runpy.run_path(main, run_name="__main__"), config, stack, raise_on_error=raise_on_error)
+
+
+def stack_settings_raw(config: Mapping[str, Any]) -> dict[str, str]:
+    """The project's keys of a stack config as the program's `load_settings` receives them from the engine."""
+    prefix = f"{PROJECT}:"
+    return {key[len(prefix) :]: value for key, value in engine_config(config).items() if key.startswith(prefix)}

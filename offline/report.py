@@ -23,14 +23,14 @@ def _subtree(run: ProgramRun, resource: CapturedResource, depth: int) -> Iterato
     flags = [flag for flag, on in (("protect", resource.protect), ("retain", resource.retain_on_delete)) if on]
     if resource.ignore_changes:
         flags.append("ignoreChanges=" + ",".join(resource.ignore_changes))
-    azure_name = _object_name(resource)
+    azure_name = object_name(resource)
     details = "  ".join(part for part in (azure_name and f"({azure_name})", " ".join(f"[{f}]" for f in flags)) if part)
     yield f"{'  ' * depth}{resource.type}  {resource.name}  {details}".rstrip()
     for child in sorted(run.children_of(resource), key=lambda r: (r.type, r.name)):
         yield from _subtree(run, child, depth + 1)
 
 
-def _object_name(resource: CapturedResource) -> str:
+def object_name(resource: CapturedResource) -> str:
     """The Azure name, or the Kubernetes `namespace/name`, a resource is created with."""
     inputs = resource.inputs
     metadata = inputs.get("metadata")

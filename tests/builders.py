@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from components.settings import Settings, load_settings
-from offline.engine import PROJECT, engine_config, namespaced
+from offline.engine import namespaced, stack_settings_raw
 
 
 def engine_raw(config: dict[str, Any]) -> dict[str, str]:
     """The project's keys of a stack config (namespaced or not) as `load_settings` receives them from the engine."""
-    prefix = f"{PROJECT}:"
-    return {key[len(prefix) :]: value for key, value in engine_config(config).items() if key.startswith(prefix)}
+    return stack_settings_raw(config)
 
 
 # A team without GPU quota: valid whatever GPU pools a test configures.

@@ -1,0 +1,89 @@
+"""Rules that production stacks must follow; `config/dev.json` disables them for dev stacks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, ResourceValidationPolicy
+
+from aks_mlops_policies.props import MANAGED_CLUSTER, get
+
+Report = Callable[..., None]
+DEFAULT_PROTECTED_TYPES = [
+    "azure-native:containerservice:ManagedCluster",
+    "azure-native:operationalinsights:Workspace",
+    "azure-native:containerregistry:Registry",
+    "azure-native:storage:StorageAccount",
+    "azure-native:monitor:AzureMonitorWorkspace",
+]
+CHECKPOINT_CLAIM = "checkpoints"
+
+
+def _stateful_protected(args: ResourceValidationArgs, report: Report) -> None:
+    protected_types = (args.get_config() or {}).get("protectedTypes", DEFAULT_PROTECTED_TYPES)
+    is_checkpoint_claim = (
+        args.resource_type == "kubernetes:core/v1:PersistentVolumeClaim"
+        and get(args.props, "metadata", "name") == CHECKPOINT_CLAIM
+    )
+    if (args.resource_type in protected_types or is_checkpoint_claim) and not args.opts.protect:
+        report(f"{args.resource_type} {args.name} holds state but is not protected; set protect=True in prod")
+
+
+prod_stateful_resources_protected = ResourceValidationPolicy(
+    name="prod-stateful-resources-protected",
+    description="Stateful resources (cluster, logs, registry, storage, metrics, checkpoints) are protected in prod.",
+    validate=_stateful_protected,
+    config_schema=PolicyConfigSchema(
+        properties={
+            "protectedTypes": {"type": "array", "items": {"type": "string"}, "default": DEFAULT_PROTECTED_TYPES}
+        }
+    ),
+)
+
+
+def _cluster_check(name: str, description: str, check: Callable[[dict], str | None]) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: Report) -> None:
+        if args.resource_type == MANAGED_CLUSTER:
+            problem = check(dict(args.props))
+            if problem:
+                report(f"AKS cluster {args.name}: {problem}")
+
+    return ResourceValidationPolicy(name=name, description=description, validate=validate)
+
+
+prod_api_server_restricted = _cluster_check(
+    "prod-api-server-restricted",
+    "The prod API server is private or limited to authorized IP ranges.",
+    lambda p: (
+        None
+        if get(p, "apiServerAccessProfile", "enablePrivateCluster")
+        or get(p, "apiServerAccessProfile", "authorizedIPRanges")
+        else "the API server is open to the internet; set apiServerAccessProfile.enablePrivateCluster "
+        "or authorizedIPRanges"
+    ),
+)
+prod_defender_enabled = _cluster_check(
+    "prod-defender-enabled",
+    "Microsoft Defender for Containers monitors the prod cluster.",
+    lambda p: (
+        None
+        if get(p, "securityProfile", "defender", "securityMonitoring", "enabled")
+        else "Defender for Containers is off; set securityProfile.defender with securityMonitoring.enabled"
+    ),
+)
+prod_standard_tier = _cluster_check(
+    "prod-standard-tier",
+    "The prod cluster has an uptime SLA (Standard or Premium tier).",
+    lambda p: (
+        None
+        if get(p, "sku", "tier") in ("Standard", "Premium")
+        else f"tier {get(p, 'sku', 'tier')!r} has no uptime SLA; set sku.tier: Standard"
+    ),
+)
+
+PROD_POLICIES = [
+    prod_stateful_resources_protected,
+    prod_api_server_restricted,
+    prod_defender_enabled,
+    prod_standard_tier,
+]

@@ -1,0 +1,254 @@
+"""Resource rules: each looks at one resource and reports what is wrong, where, and how to fix it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
+
+from aks_mlops_policies.props import (
+    AGENT_POOL,
+    HELM_RELEASE,
+    MANAGED_CLUSTER,
+    SPOT_TAINT,
+    containers,
+    get,
+    helm_value_images,
+    image_problem,
+    is_gpu_pool,
+    parse_taint,
+)
+
+Report = Callable[..., None]
+NETWORK_POLICY_ENGINES = ("cilium", "calico", "azure")
+MAX_USER_PRIORITY = 1_000_000_000
+
+
+def _cluster_rule(name: str, description: str, check: Callable[[dict], str | None]) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: Report) -> None:
+        if args.resource_type == MANAGED_CLUSTER:
+            problem = check(dict(args.props))
+            if problem:
+                report(f"AKS cluster {args.name}: {problem}")
+
+    return ResourceValidationPolicy(name=name, description=description, validate=validate)
+
+
+aks_local_accounts_disabled = _cluster_rule(
+    "aks-local-accounts-disabled",
+    "AKS local accounts are disabled, so every user authenticates with Entra ID.",
+    lambda p: (
+        None if p.get("disableLocalAccounts") is True else "local accounts are enabled; set disableLocalAccounts: true"
+    ),
+)
+aks_azure_rbac = _cluster_rule(
+    "aks-azure-rbac",
+    "AKS uses managed Entra ID with Azure RBAC for Kubernetes authorization.",
+    lambda p: (
+        None
+        if get(p, "aadProfile", "managed") and get(p, "aadProfile", "enableAzureRBAC")
+        else "Entra ID with Azure RBAC is off; set aadProfile {managed: true, enableAzureRBAC: true}"
+    ),
+)
+aks_rbac_enabled = _cluster_rule(
+    "aks-rbac-enabled",
+    "Kubernetes RBAC is enabled on the cluster.",
+    lambda p: None if p.get("enableRBAC") is True else "Kubernetes RBAC is off; set enableRBAC: true",
+)
+aks_workload_identity = _cluster_rule(
+    "aks-workload-identity",
+    "The OIDC issuer and workload identity are enabled, so pods get Azure tokens without secrets.",
+    lambda p: (
+        None
+        if get(p, "oidcIssuerProfile", "enabled") and get(p, "securityProfile", "workloadIdentity", "enabled")
+        else "OIDC issuer or workload identity is off; enable oidcIssuerProfile and securityProfile.workloadIdentity"
+    ),
+)
+aks_network_policy = _cluster_rule(
+    "aks-network-policy",
+    "A network policy engine enforces the teams' NetworkPolicies.",
+    lambda p: (
+        None
+        if get(p, "networkProfile", "networkPolicy") in NETWORK_POLICY_ENGINES
+        else f"no network policy engine; set networkProfile.networkPolicy to one of {', '.join(NETWORK_POLICY_ENGINES)}"
+    ),
+)
+aks_autoscaler_profile = _cluster_rule(
+    "aks-autoscaler-profile",
+    "The cluster autoscaler is tuned with an explicit profile (scan interval, scale-down timing).",
+    lambda p: None if p.get("autoScalerProfile") else "no autoScalerProfile; set the cluster autoscaler profile",
+)
+aks_upgrade_channel = _cluster_rule(
+    "aks-upgrade-channel",
+    "The cluster follows an automatic upgrade channel.",
+    lambda p: (
+        None
+        if get(p, "autoUpgradeProfile", "upgradeChannel") not in (None, "", "none")
+        else "no automatic upgrade channel; set autoUpgradeProfile.upgradeChannel (patch or stable)"
+    ),
+)
+
+
+def _no_node_public_ip(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type == AGENT_POOL and args.props.get("enableNodePublicIP"):
+        report(f"node pool {args.name} gives every node a public IP; set enableNodePublicIP: false")
+    if args.resource_type == MANAGED_CLUSTER:
+        for profile in args.props.get("agentPoolProfiles") or []:
+            if profile.get("enableNodePublicIP"):
+                report(
+                    f"inline pool {profile.get('name')} of {args.name} has node public IPs; disable enableNodePublicIP"
+                )
+
+
+no_node_public_ip = ResourceValidationPolicy(
+    name="no-node-public-ip",
+    description="No node pool gives its nodes public IP addresses.",
+    validate=_no_node_public_ip,
+)
+
+
+def _gpu_pool_user_mode_tainted(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type != AGENT_POOL or not is_gpu_pool(args.props):
+        return
+    if args.props.get("mode") != "User":
+        report(f"GPU pool {args.name} is not in User mode; system add-ons would land on GPU nodes: set mode: User")
+    taints = [parse_taint(t) for t in args.props.get("nodeTaints") or []]
+    if not any(t and t[2] == "NoSchedule" for t in taints):
+        report(f"GPU pool {args.name} has no NoSchedule taint; CPU pods would fill GPU nodes: add sku=gpu:NoSchedule")
+
+
+gpu_pool_user_mode_tainted = ResourceValidationPolicy(
+    name="gpu-pool-user-mode-tainted",
+    description="GPU pools are User pools with at least one NoSchedule taint.",
+    validate=_gpu_pool_user_mode_tainted,
+)
+
+
+def _gpu_pool_autoscaling(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type != AGENT_POOL or not is_gpu_pool(args.props):
+        return
+    props = args.props
+    if not props.get("enableAutoScaling"):
+        report(f"GPU pool {args.name} does not autoscale; set enableAutoScaling with minCount/maxCount")
+        return
+    low, high = props.get("minCount"), props.get("maxCount")
+    if low is None or high is None or low > high:
+        report(f"GPU pool {args.name} has minCount {low} and maxCount {high}; minCount must be <= maxCount")
+    if "count" not in (args.opts.ignore_changes or []):
+        report(
+            f"GPU pool {args.name} does not ignore changes to count; add ignore_changes=['count'] so `up` "
+            "never overwrites the autoscaler"
+        )
+
+
+gpu_pool_autoscaling = ResourceValidationPolicy(
+    name="gpu-pool-autoscaling",
+    description="GPU pools autoscale with minCount <= maxCount and leave `count` to the autoscaler.",
+    validate=_gpu_pool_autoscaling,
+)
+
+
+def _spot_pool_taint(args: ResourceValidationArgs, report: Report) -> None:
+    is_spot = args.resource_type == AGENT_POOL and args.props.get("scaleSetPriority") == "Spot"
+    if is_spot and SPOT_TAINT not in (args.props.get("nodeTaints") or []):
+        report(f"spot pool {args.name} does not declare the taint {SPOT_TAINT} AKS puts on spot nodes; add it")
+
+
+spot_pool_taint = ResourceValidationPolicy(
+    name="spot-pool-taint",
+    description="Spot pools declare the spot taint, so only work that tolerates eviction lands there.",
+    validate=_spot_pool_taint,
+)
+
+
+def _checkpoint_class_retains(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type != "kubernetes:storage.k8s.io/v1:StorageClass":
+        return
+    name = get(args.props, "metadata", "name", default="")
+    if "checkpoint" in name and args.props.get("reclaimPolicy") != "Retain":
+        report(f"StorageClass {name} would delete checkpoint volumes with their claims; set reclaimPolicy: Retain")
+
+
+checkpoint_class_retains = ResourceValidationPolicy(
+    name="checkpoint-storage-class-retains",
+    description="The checkpoint StorageClass keeps volumes when claims are deleted.",
+    validate=_checkpoint_class_retains,
+)
+
+
+def _pinned_images(args: ResourceValidationArgs, report: Report) -> None:
+    for container in containers(dict(args.props)):
+        image = str(container.get("image", ""))
+        problem = image_problem(image) if image else "has no image"
+        if problem:
+            report(
+                f"{args.name}: container {container.get('name')} image {image!r} {problem}; pin a version tag or digest"
+            )
+    if args.resource_type == HELM_RELEASE:
+        for path, problem in helm_value_images(args.props.get("values") or {}):
+            if problem:
+                report(f"Helm release {args.name}: {path} {problem}; pin a version tag")
+
+
+pinned_images = ResourceValidationPolicy(
+    name="no-latest-or-untagged-images",
+    description="Pod specs and Helm values use version-pinned images (no :latest, no untagged images).",
+    validate=_pinned_images,
+)
+
+
+def _gpu_requests_equal_limits(args: ResourceValidationArgs, report: Report) -> None:
+    for container in containers(dict(args.props)):
+        requests = get(container, "resources", "requests", default={}) or {}
+        limits = get(container, "resources", "limits", default={}) or {}
+        for resource in sorted({*requests, *limits}):
+            if resource.startswith("nvidia.com/") and requests.get(resource) != limits.get(resource):
+                report(
+                    f"{args.name}: container {container.get('name')} asks for {resource} with requests "
+                    f"{requests.get(resource)} and limits {limits.get(resource)}; set both to the same count"
+                )
+
+
+gpu_requests_equal_limits = ResourceValidationPolicy(
+    name="gpu-requests-equal-limits",
+    description="Containers request exactly the GPUs they are limited to (extended resources cannot overcommit).",
+    validate=_gpu_requests_equal_limits,
+)
+
+
+def _priority_class_value(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type in (
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+        "kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass",
+    ):
+        value = args.props.get("value")
+        if not isinstance(value, int | float) or value >= MAX_USER_PRIORITY:
+            report(
+                f"priority class {args.name} has value {value}; user classes must stay below 1,000,000,000 "
+                "(higher values are reserved for system-critical pods)"
+            )
+
+
+priority_class_value = ResourceValidationPolicy(
+    name="priority-class-value",
+    description="Priority classes stay below the values reserved for system-critical pods.",
+    validate=_priority_class_value,
+)
+
+RESOURCE_POLICIES = [
+    aks_local_accounts_disabled,
+    aks_azure_rbac,
+    aks_rbac_enabled,
+    aks_workload_identity,
+    aks_network_policy,
+    no_node_public_ip,
+    aks_autoscaler_profile,
+    aks_upgrade_channel,
+    gpu_pool_user_mode_tainted,
+    gpu_pool_autoscaling,
+    spot_pool_taint,
+    checkpoint_class_retains,
+    pinned_images,
+    gpu_requests_equal_limits,
+    priority_class_value,
+]

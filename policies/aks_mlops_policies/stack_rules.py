@@ -1,0 +1,410 @@
+"""Stack rules: consistency between layers that no single resource shows.
+
+GPU pools, Kueue flavors and quotas, the GPU software, scraping and alerts are separate resources;
+these rules read them together (pools' derived GPU facts travel as tags on the AgentPools).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import promql_parser
+import yaml
+from pulumi_policy import EnforcementLevel, PolicyResource, StackValidationArgs, StackValidationPolicy
+
+from aks_mlops_policies.props import (
+    AGENT_POOL,
+    GPU_RESOURCE_TAG,
+    HELM_RELEASE,
+    KUEUE_PREFIX,
+    MANAGED_CLUSTER,
+    UNITS_PER_NODE_TAG,
+    get,
+    is_gpu_pool,
+    tolerates,
+)
+
+Report = Callable[..., None]
+# Labels the GPU Operator puts on its DCGM exporter pods (gpu-operator assets/state-dcgm-exporter).
+OPERATOR_DCGM_LABELS = {"app": "nvidia-dcgm-exporter"}
+STANDALONE_DCGM_NAME_LABEL = "app.kubernetes.io/name"
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    taints: tuple[str, ...]
+    max_count: int
+    gpu_resource: str | None
+    units_per_node: int | None
+    driver: str | None
+    mig_profile: str | None
+
+
+def _of_type(resources: Iterable[PolicyResource], type_token: str) -> list[PolicyResource]:
+    return [r for r in resources if r.resource_type == type_token]
+
+
+def _of_kind(resources: Iterable[PolicyResource], kind: str) -> list[PolicyResource]:
+    return [r for r in resources if r.resource_type.startswith("kubernetes:") and r.resource_type.endswith(f":{kind}")]
+
+
+def gpu_pools(resources: Iterable[PolicyResource]) -> dict[str, Pool]:
+    pools = {}
+    for resource in _of_type(resources, AGENT_POOL):
+        props = resource.props
+        if not is_gpu_pool(props):
+            continue
+        tags = props.get("tags") or {}
+        units = tags.get(UNITS_PER_NODE_TAG)
+        name = props.get("agentPoolName") or resource.name
+        pools[name] = Pool(
+            name=name,
+            taints=tuple(props.get("nodeTaints") or []),
+            max_count=int(props.get("maxCount") or 0),
+            gpu_resource=tags.get(GPU_RESOURCE_TAG),
+            units_per_node=int(units) if units is not None else None,
+            driver=get(props, "gpuProfile", "driver"),
+            mig_profile=props.get("gpuInstanceProfile"),
+        )
+    return pools
+
+
+def _releases(resources: Iterable[PolicyResource], chart_name: str) -> list[PolicyResource]:
+    return [
+        r for r in _of_type(resources, HELM_RELEASE) if str(r.props.get("chart", "")).rsplit("/", 1)[-1] == chart_name
+    ]
+
+
+def _flavor_quotas(resources: Iterable[PolicyResource]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(queue, flavor, resource name, quota entry) of every ClusterQueue."""
+    entries = []
+    for queue in _of_kind(resources, "ClusterQueue"):
+        for group in get(queue.props, "spec", "resourceGroups", default=[]) or []:
+            for flavor in group.get("flavors") or []:
+                for entry in flavor.get("resources") or []:
+                    entries.append((get(queue.props, "metadata", "name"), flavor["name"], entry["name"], entry))
+    return entries
+
+
+def _flavors_select_pools(args: StackValidationArgs, report: Report) -> None:
+    pools = gpu_pools(args.resources)
+    for flavor in _of_kind(args.resources, "ResourceFlavor"):
+        name = get(flavor.props, "metadata", "name")
+        labels = get(flavor.props, "spec", "nodeLabels", default={}) or {}
+        if not labels:
+            continue  # a CPU flavor: no node labels, no pool
+        pool = pools.get(labels.get("agentpool", ""))
+        if pool is None:
+            report(
+                f"ResourceFlavor {name} selects agentpool={labels.get('agentpool')!r}, which is no GPU pool of this "
+                "stack; point nodeLabels.agentpool at an existing GPU pool"
+            )
+            continue
+        tolerations = get(flavor.props, "spec", "tolerations", default=[]) or []
+        for taint in pool.taints:
+            if not tolerates(tolerations, taint):
+                report(
+                    f"ResourceFlavor {name} does not tolerate taint {taint} of pool {pool.name}; admitted pods would "
+                    "never schedule: add the toleration"
+                )
+
+
+flavors_select_gpu_pools = StackValidationPolicy(
+    name="flavors-select-gpu-pools",
+    description="Each Kueue flavor selects an existing GPU pool and tolerates all of its taints.",
+    validate=_flavors_select_pools,
+)
+
+
+def _quota_totals(args: StackValidationArgs) -> dict[str, tuple[int, bool]]:
+    """Per flavor: the sum of nominal quotas and whether any queue may borrow on it."""
+    cohort_queues = {
+        get(q.props, "metadata", "name")
+        for q in _of_kind(args.resources, "ClusterQueue")
+        if get(q.props, "spec", "cohortName")
+    }
+    totals: dict[str, tuple[int, bool]] = {}
+    for queue, flavor, resource, entry in _flavor_quotas(args.resources):
+        if not resource.startswith("nvidia.com/"):
+            continue  # CPU and memory quotas live on the CPU flavor
+        total, borrowing = totals.get(flavor, (0, False))
+        may_borrow = queue in cohort_queues and entry.get("borrowingLimit") != 0
+        totals[flavor] = (total + int(float(entry.get("nominalQuota", 0))), borrowing or may_borrow)
+    return totals
+
+
+def _capacity_check(when_borrowing: bool) -> Callable[[StackValidationArgs, Report], None]:
+    def validate(args: StackValidationArgs, report: Report) -> None:
+        pools = gpu_pools(args.resources)
+        for flavor, (total, borrowing) in _quota_totals(args).items():
+            pool = pools.get(flavor)
+            if pool is None or pool.units_per_node is None or borrowing != when_borrowing:
+                continue
+            capacity = pool.units_per_node * pool.max_count
+            if total > capacity:
+                report(
+                    f"flavor {flavor}: teams' nominal quotas add up to {total} {pool.gpu_resource} but pool "
+                    f"{pool.name} offers {capacity} at max scale; lower quotas or raise the pool's maxCount"
+                )
+
+    return validate
+
+
+gpu_quota_within_capacity = StackValidationPolicy(
+    name="gpu-quota-within-capacity",
+    description="Per flavor without borrowing, the teams' nominal GPU quotas fit the pool at max scale.",
+    validate=_capacity_check(when_borrowing=False),
+)
+# Over capacity is only a warning where teams may borrow: admission then depends on what other
+# teams lend, which is a capacity-planning question rather than a misconfiguration.
+gpu_quota_within_capacity_when_borrowing = StackValidationPolicy(
+    name="gpu-quota-within-capacity-when-borrowing",
+    description="Per flavor where teams may borrow, nominal quotas above the pool's capacity (advisory).",
+    validate=_capacity_check(when_borrowing=True),
+    enforcement_level=EnforcementLevel.ADVISORY,
+)
+
+
+def _mig_strategy(resources: list[PolicyResource]) -> str | None:
+    for release in _releases(resources, "nvidia-device-plugin"):
+        return get(release.props, "values", "migStrategy")
+    for release in _releases(resources, "gpu-operator"):
+        return get(release.props, "values", "mig", "strategy")
+    return None
+
+
+def _mig_resources_match(args: StackValidationArgs, report: Report) -> None:
+    pools = gpu_pools(args.resources)
+    strategy = _mig_strategy(args.resources)
+    for queue, flavor, resource, _ in _flavor_quotas(args.resources):
+        pool = pools.get(flavor)
+        if pool is not None and pool.gpu_resource and resource != pool.gpu_resource:
+            report(
+                f"ClusterQueue {queue} gives quota of {resource} on flavor {flavor}, but pool {pool.name} offers "
+                f"{pool.gpu_resource}; use the pool's resource name"
+            )
+        if resource.startswith("nvidia.com/mig-") and strategy != "mixed":
+            report(
+                f"ClusterQueue {queue} uses {resource}, which only the mixed MIG strategy advertises (strategy is "
+                f"{strategy!r}); set the GPU software's MIG strategy to mixed"
+            )
+    if any(pool.mig_profile for pool in pools.values()) and strategy in (None, "none"):
+        report("MIG pools exist but the GPU software's MIG strategy is none; their slices would not be advertised")
+
+
+mig_resources_match = StackValidationPolicy(
+    name="mig-resources-match",
+    description="Quota resource names match the pools' MIG profiles and the GPU software's MIG strategy.",
+    validate=_mig_resources_match,
+)
+
+
+def _operator_with_device_plugin(resources: list[PolicyResource]) -> bool:
+    return any(
+        get(r.props, "values", "devicePlugin", "enabled", default=True) for r in _releases(resources, "gpu-operator")
+    )
+
+
+def _single_gpu_stack(args: StackValidationArgs, report: Report) -> None:
+    plugin = bool(_releases(args.resources, "nvidia-device-plugin"))
+    operator = _operator_with_device_plugin(args.resources)
+    if plugin and operator:
+        report(
+            "both the NVIDIA device plugin and the GPU Operator's device plugin are installed; every GPU would be "
+            "advertised twice: install only one"
+        )
+    if gpu_pools(args.resources) and not (plugin or operator):
+        report("GPU pools exist but neither the device plugin nor the GPU Operator is installed; no GPU is schedulable")
+
+
+single_gpu_stack = StackValidationPolicy(
+    name="single-gpu-stack",
+    description="Exactly one of the NVIDIA device plugin and the GPU Operator exposes the GPUs.",
+    validate=_single_gpu_stack,
+)
+
+
+def _operator_owns_drivers(args: StackValidationArgs, report: Report) -> None:
+    operator = bool(_releases(args.resources, "gpu-operator"))
+    driver_enabled = any(
+        get(r.props, "values", "driver", "enabled", default=True) for r in _releases(args.resources, "gpu-operator")
+    )
+    for pool in gpu_pools(args.resources).values():
+        if operator and driver_enabled and pool.driver != "None":
+            report(
+                f"pool {pool.name} installs the AKS GPU driver while the GPU Operator installs its own; set "
+                "gpuProfile.driver: None"
+            )
+        if not operator and pool.driver == "None":
+            report(f"pool {pool.name} has gpuProfile.driver None but no GPU Operator installs a driver; use Install")
+
+
+gpu_operator_owns_drivers = StackValidationPolicy(
+    name="gpu-operator-owns-drivers",
+    description="The GPU Operator is installed if and only if the GPU pools leave the driver to it (driver None).",
+    validate=_operator_owns_drivers,
+)
+
+
+def _exporters(resources: list[PolicyResource]) -> list[tuple[str, dict[str, str]]]:
+    """(namespace, pod labels) of every DCGM exporter the stack deploys."""
+    found = []
+    for release in _releases(resources, "gpu-operator"):
+        if get(release.props, "values", "dcgmExporter", "enabled", default=True):
+            found.append((release.props.get("namespace"), OPERATOR_DCGM_LABELS))
+    for release in _releases(resources, "dcgm-exporter"):
+        name = get(release.props, "values", "nameOverride") or "dcgm-exporter"
+        found.append((release.props.get("namespace"), {STANDALONE_DCGM_NAME_LABEL: name}))
+    return found
+
+
+def _dcgm_monitor_matches(args: StackValidationArgs, report: Report) -> None:
+    exporters = _exporters(args.resources)
+    for monitor in _of_kind(args.resources, "PodMonitor"):
+        name = get(monitor.props, "metadata", "name", default="")
+        if "dcgm" not in name:
+            continue
+        selector = get(monitor.props, "spec", "selector", "matchLabels", default={}) or {}
+        namespaces = get(monitor.props, "spec", "namespaceSelector", "matchNames") or [
+            get(monitor.props, "metadata", "namespace")
+        ]
+        if not any(
+            namespace in namespaces and all(labels.get(k) == v for k, v in selector.items())
+            for namespace, labels in exporters
+        ):
+            report(
+                f"PodMonitor {name} selects {selector} in {namespaces}, but no deployed DCGM exporter has those pods; "
+                "match the exporter's pod labels and namespace"
+            )
+
+
+dcgm_podmonitor_matches_exporter = StackValidationPolicy(
+    name="dcgm-podmonitor-matches-exporter",
+    description="The DCGM PodMonitor selects the pods of a DCGM exporter the stack deploys.",
+    validate=_dcgm_monitor_matches,
+)
+
+
+def _team_namespaces_have_local_queue(args: StackValidationArgs, report: Report) -> None:
+    queued = {get(q.props, "metadata", "namespace") for q in _of_kind(args.resources, "LocalQueue")}
+    for namespace in _of_kind(args.resources, "Namespace"):
+        name = get(namespace.props, "metadata", "name")
+        if "team" in (get(namespace.props, "metadata", "labels", default={}) or {}) and name not in queued:
+            report(f"team namespace {name} has no LocalQueue; its jobs cannot be admitted: add one")
+
+
+team_namespaces_have_local_queue = StackValidationPolicy(
+    name="team-namespaces-have-local-queue",
+    description="Every team namespace has a Kueue LocalQueue.",
+    validate=_team_namespaces_have_local_queue,
+)
+
+
+def _kueue_objects_wait_for_install(args: StackValidationArgs, report: Report) -> None:
+    installs = {r.urn for r in _releases(args.resources, "kueue")}
+    for resource in args.resources:
+        waits = installs.intersection(d.urn for d in resource.dependencies)
+        if resource.resource_type.startswith(KUEUE_PREFIX) and not waits:
+            report(
+                f"Kueue object {resource.name} does not depend on the Kueue install; the first `up` would fail "
+                "with 'no matches for kind': add depends_on the Kueue release"
+            )
+
+
+kueue_objects_wait_for_install = StackValidationPolicy(
+    name="kueue-objects-depend-on-install",
+    description="Kueue custom resources are created only after the Kueue install (CRDs and webhook).",
+    validate=_kueue_objects_wait_for_install,
+)
+
+
+def metric_names(expression: str) -> set[str]:
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if type(node).__name__ == "VectorSelector":
+            names.add(node.name)
+        for attribute in ("expr", "lhs", "rhs", "args", "vector_selector", "param"):
+            child = getattr(node, attribute, None)
+            for item in child if isinstance(child, list) else [child]:
+                if item is not None and not isinstance(item, str | int | float):
+                    walk(item)
+
+    walk(promql_parser.parse(expression))
+    return names
+
+
+def _scraped_families(resources: list[PolicyResource]) -> set[str]:
+    """Metric name prefixes that a configured scrape target of the stack produces."""
+    families = set()
+    if any(get(c.props, "azureMonitorProfile", "metrics", "enabled") for c in _of_type(resources, MANAGED_CLUSTER)):
+        families |= {"kube_", "node_", "container_"}
+    monitors = {get(m.props, "metadata", "name") for m in _of_kind(resources, "PodMonitor")}
+    if any("dcgm" in (name or "") for name in monitors):
+        families.add("DCGM_")
+    if "training-jobs" in monitors:
+        families.add("ml_training_")
+    for config_map in _of_kind(resources, "ConfigMap"):
+        if get(config_map.props, "metadata", "name") == "ama-metrics-prometheus-config":
+            jobs = yaml.safe_load(get(config_map.props, "data", "prometheus-config", default="") or "") or {}
+            if any(job.get("job_name") == "kueue" for job in jobs.get("scrape_configs") or []):
+                families.add("kueue_")
+    return families
+
+
+def _alerts_use_scraped_metrics(args: StackValidationArgs, report: Report) -> None:
+    groups = _of_type(args.resources, "azure-native:alertsmanagement:PrometheusRuleGroup")
+    recorded = {rule.get("record") for group in groups for rule in group.props.get("rules") or [] if rule.get("record")}
+    families = _scraped_families(args.resources)
+    for group in groups:
+        for rule in group.props.get("rules") or []:
+            if not rule.get("alert"):
+                continue
+            try:
+                names = metric_names(rule["expression"])
+            except ValueError as error:
+                report(f"alert {rule['alert']}: expression does not parse ({error})")
+                continue
+            for metric in sorted(names - recorded):
+                if not any(metric.startswith(prefix) for prefix in families):
+                    report(
+                        f"alert {rule['alert']} uses {metric}, which no scrape target or recording rule of this "
+                        "stack produces; scrape its source or fix the name"
+                    )
+
+
+alerts_use_scraped_metrics = StackValidationPolicy(
+    name="alerts-use-scraped-metrics",
+    description="Alert rules reference only metrics a configured scrape target or recording rule produces.",
+    validate=_alerts_use_scraped_metrics,
+)
+
+
+def _one_global_default(args: StackValidationArgs, report: Report) -> None:
+    defaults = [r.name for r in _of_kind(args.resources, "PriorityClass") if r.props.get("globalDefault")]
+    if len(defaults) > 1:
+        report(f"{len(defaults)} PriorityClasses are the global default ({', '.join(defaults)}); keep at most one")
+
+
+one_global_default_priority = StackValidationPolicy(
+    name="one-global-default-priority",
+    description="At most one PriorityClass is the cluster's global default.",
+    validate=_one_global_default,
+)
+
+STACK_POLICIES = [
+    flavors_select_gpu_pools,
+    gpu_quota_within_capacity,
+    gpu_quota_within_capacity_when_borrowing,
+    mig_resources_match,
+    single_gpu_stack,
+    gpu_operator_owns_drivers,
+    dcgm_podmonitor_matches_exporter,
+    team_namespaces_have_local_queue,
+    kueue_objects_wait_for_install,
+    alerts_use_scraped_metrics,
+    one_global_default_priority,
+]
