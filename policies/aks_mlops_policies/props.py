@@ -82,17 +82,26 @@ def image_problem(image: str) -> str | None:
     return None
 
 
+def _component_image_problem(version: Any) -> str | None:
+    text = str(version or "")
+    return "has an empty version" if not text else ("uses the mutable version latest" if text == "latest" else None)
+
+
 def helm_value_images(values: Any, path: str = "values") -> Iterator[tuple[str, str | None]]:
-    """(path, problem) of every image a Helm values tree sets: `image: repo:tag` strings and
-    `{repository, tag}` objects. Charts then use exactly what the platform passes."""
+    """(path, problem) of every image a Helm values tree sets. Charts use three forms:
+    `image: repo:tag` strings, `{repository, tag}` objects, and (the GPU Operator's) objects of
+    `{repository, image, version}`, where `image` is only the name and `version` the tag."""
     if isinstance(values, Mapping):
-        if isinstance(values.get("repository"), str) and "tag" in values:
+        component_form = isinstance(values.get("image"), str) and ("version" in values or "repository" in values)
+        if component_form:
+            yield f"{path}.version", _component_image_problem(values.get("version"))
+        elif isinstance(values.get("repository"), str) and "tag" in values:
             tag = str(values.get("tag") or "")
-            problem = "has an empty tag" if not tag else ("uses the mutable tag latest" if tag == "latest" else None)
-            yield path, problem
+            yield path, "has an empty tag" if not tag else ("uses the mutable tag latest" if tag == "latest" else None)
         for key, item in values.items():
             if key == "image" and isinstance(item, str):
-                yield f"{path}.image", image_problem(item)
+                if not component_form:
+                    yield f"{path}.image", image_problem(item)
             else:
                 yield from helm_value_images(item, f"{path}.{key}")
     elif isinstance(values, list):

@@ -202,7 +202,13 @@ def _gpu_requests_equal_limits(args: ResourceValidationArgs, report: Report) -> 
         requests = get(container, "resources", "requests", default={}) or {}
         limits = get(container, "resources", "limits", default={}) or {}
         for resource in sorted({*requests, *limits}):
-            if resource.startswith("nvidia.com/") and requests.get(resource) != limits.get(resource):
+            # Kubernetes copies limits into requests for extended resources, so limits alone are
+            # fine; a request that differs from (or has no) limit is what breaks GPU accounting.
+            if (
+                resource.startswith("nvidia.com/")
+                and resource in requests
+                and requests[resource] != limits.get(resource)
+            ):
                 report(
                     f"{args.name}: container {container.get('name')} asks for {resource} with requests "
                     f"{requests.get(resource)} and limits {limits.get(resource)}; set both to the same count"
@@ -211,7 +217,7 @@ def _gpu_requests_equal_limits(args: ResourceValidationArgs, report: Report) -> 
 
 gpu_requests_equal_limits = ResourceValidationPolicy(
     name="gpu-requests-equal-limits",
-    description="Containers request exactly the GPUs they are limited to (extended resources cannot overcommit).",
+    description="GPU requests equal GPU limits (limits alone are fine: Kubernetes copies them into requests).",
     validate=_gpu_requests_equal_limits,
 )
 

@@ -238,8 +238,11 @@ def _operator_owns_drivers(args: StackValidationArgs, report: Report) -> None:
                 f"pool {pool.name} installs the AKS GPU driver while the GPU Operator installs its own; set "
                 "gpuProfile.driver: None"
             )
-        if not operator and pool.driver == "None":
-            report(f"pool {pool.name} has gpuProfile.driver None but no GPU Operator installs a driver; use Install")
+        if pool.driver == "None" and not (operator and driver_enabled):
+            report(
+                f"pool {pool.name} has gpuProfile.driver None but no GPU Operator installs a driver; use Install "
+                "or enable the operator's driver"
+            )
 
 
 gpu_operator_owns_drivers = StackValidationPolicy(

@@ -1,0 +1,440 @@
+"""The policy pack's stack rules on compliant and violating stacks, the per-stack policy config, the
+whole pack on the real stacks, and the pack's project files.
+
+Like the resource rules' cases (`test_policies_resource.py`, whose helpers these share), every case
+is the real program's resources for a stack, deep-copied and mutated.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+import yaml
+from aks_mlops_policies import ALL_POLICIES
+from aks_mlops_policies.props import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
+from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
+from pulumi_policy import EnforcementLevel, StackValidationPolicy
+
+from components import gpu_node_pool, scraping
+from offline.engine import ProgramRun
+from offline.policy_check import POLICY_DIR, check, effective_enforcement, load_policy_config, mandatory
+from offline.policy_check import policy_properties as properties
+from tests.test_policies_resource import CASES as RESOURCE_AND_PROD_CASES
+from tests.test_policies_resource import (
+    POLICIES,
+    Case,
+    Mutation,
+    PolicyStack,
+    bad,
+    combine,
+    ok,
+    reported,
+    setting,
+)
+
+PROD_RULES = {
+    "prod-stateful-resources-protected",
+    "prod-api-server-restricted",
+    "prod-defender-enabled",
+    "prod-standard-tier",
+}
+ADVISORY_RULE = "gpu-quota-within-capacity-when-borrowing"
+ALERTS = "monitoring-MLPlatformAlerts"
+OPERATOR = "gpu-software-gpu-operator"
+
+
+def quota(flavor: str, queue: str | None = None, **changes: Any) -> Mutation:
+    """Update the GPU quota entries on `flavor` of one team's ClusterQueue (or of every queue)."""
+
+    def mutate(stack: PolicyStack) -> None:
+        queues = [r for r in stack.resources if r.resource_type.endswith(":ClusterQueue")]
+        changed = 0
+        for cluster_queue in queues:
+            if queue is not None and cluster_queue.props["metadata"]["name"] != queue:
+                continue
+            for group in cluster_queue.props["spec"]["resourceGroups"]:
+                for entry in (f for f in group["flavors"] if f["name"] == flavor):
+                    for resource in entry["resources"]:
+                        resource.update(changes)
+                        changed += 1
+        assert changed, f"no quota on flavor {flavor}"
+
+    return mutate
+
+
+def with_prod_operator(**values: Any) -> Mutation:
+    """Add a copy of prod's GPU Operator release (with some values changed) to a dev stack, which
+    installs the standalone device plugin instead."""
+
+    def mutate(stack: PolicyStack) -> None:
+        release = stack.copy_from("prod", OPERATOR)
+        release.props["values"].update(copy.deepcopy(values))
+        stack.add(release)
+
+    return mutate
+
+
+def remove(name: str) -> Mutation:
+    return lambda stack: stack.remove(name)
+
+
+def without_dependency(name: str, on: str) -> Mutation:
+    def mutate(stack: PolicyStack) -> None:
+        resource, target = stack.named(name), stack.named(on)
+        assert target in resource.dependencies
+        resource.dependencies = [d for d in resource.dependencies if d is not target]
+
+    return mutate
+
+
+def alert(name: str, expression: str) -> Mutation:
+    """Add an alert rule (a copy of the group's first alert with a new name and expression)."""
+
+    def mutate(stack: PolicyStack) -> None:
+        rules = stack.named(ALERTS).props["rules"]
+        rule = copy.deepcopy(next(r for r in rules if r.get("alert")))
+        rule.update(alert=name, expression=expression)
+        rules.append(rule)
+
+    return mutate
+
+
+A100_FULL_NO_BORROWING = quota("a100", borrowingLimit=0)  # 4 + 4 = 8 = 8 nodes x 1 GPU
+A100_OVER_NO_BORROWING = combine(quota("a100", borrowingLimit=0), quota("a100", "team-a", nominalQuota=6))
+A100_OVER_BORROWING = quota("a100", "team-a", nominalQuota=6)  # 6 + 4 > 8, both teams may borrow
+A100_OVER_MESSAGE = "flavor a100: teams' nominal quotas add up to 10 nvidia.com/gpu but pool a100 offers 8"
+
+STACK_CASES = [
+    # --- pools <-> Kueue flavors ---------------------------------------------------------------
+    ok("flavors-select-gpu-pools", "dev"),
+    ok("flavors-select-gpu-pools", "prod"),
+    ok(
+        "flavors-select-gpu-pools",
+        "dev",
+        setting("queueing-resourceflavor-t4spot", "spec.tolerations", [{"operator": "Exists"}]),
+        "exists-toleration",
+    ),
+    bad(
+        "flavors-select-gpu-pools",
+        "prod",
+        setting("queueing-resourceflavor-a100", "spec.nodeLabels.agentpool", "a100x"),
+        "ResourceFlavor a100 selects agentpool='a100x', which is no GPU pool of this stack",
+    ),
+    bad(
+        "flavors-select-gpu-pools",
+        "dev",
+        setting(
+            "queueing-resourceflavor-t4spot",
+            "spec.tolerations",
+            [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+        ),
+        "ResourceFlavor t4spot does not tolerate taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule "
+        "of pool t4spot",
+        "missing-spot-toleration",
+    ),
+    # --- quotas <-> pool capacity --------------------------------------------------------------
+    ok("gpu-quota-within-capacity", "prod"),
+    ok("gpu-quota-within-capacity", "prod", A100_FULL_NO_BORROWING, "at-capacity"),
+    ok("gpu-quota-within-capacity", "prod", A100_OVER_BORROWING, "over-capacity-but-borrowing-is-advisory"),
+    bad("gpu-quota-within-capacity", "prod", A100_OVER_NO_BORROWING, A100_OVER_MESSAGE),
+    ok(ADVISORY_RULE, "prod"),
+    ok(ADVISORY_RULE, "prod", A100_OVER_NO_BORROWING, "over-capacity-without-borrowing-is-mandatory-rule"),
+    bad(ADVISORY_RULE, "prod", A100_OVER_BORROWING, A100_OVER_MESSAGE),
+    bad(
+        ADVISORY_RULE,
+        "dev",
+        quota("t4spot", nominalQuota=3),
+        "flavor t4spot: teams' nominal quotas add up to 3 nvidia.com/gpu but pool t4spot offers 2",
+        "dev-spot",
+    ),
+    # --- quotas <-> MIG <-> GPU software -------------------------------------------------------
+    ok("mig-resources-match", "prod"),
+    ok("mig-resources-match", "dev"),
+    bad(
+        "mig-resources-match",
+        "prod",
+        quota("a100mig", "team-a", name="nvidia.com/gpu"),
+        "ClusterQueue team-a gives quota of nvidia.com/gpu on flavor a100mig, but pool a100mig offers "
+        "nvidia.com/mig-1g.10gb",
+    ),
+    bad(
+        "mig-resources-match",
+        "prod",
+        setting(OPERATOR, "values.mig.strategy", "single"),
+        "ClusterQueue team-a uses nvidia.com/mig-1g.10gb, which only the mixed MIG strategy advertises "
+        "(strategy is 'single')",
+        "single-strategy",
+    ),
+    bad(
+        "mig-resources-match",
+        "prod",
+        setting(OPERATOR, "values.mig.strategy", "none"),
+        "MIG pools exist but the GPU software's MIG strategy is none",
+        "none-strategy",
+        count=2,
+    ),
+    ok("single-gpu-stack", "dev"),
+    ok("single-gpu-stack", "prod"),
+    ok("single-gpu-stack", "dev", with_prod_operator(devicePlugin={"enabled": False}), "operator-without-plugin"),
+    bad(
+        "single-gpu-stack",
+        "dev",
+        with_prod_operator(),
+        "both the NVIDIA device plugin and the GPU Operator's device plugin are installed",
+    ),
+    bad(
+        "single-gpu-stack",
+        "dev",
+        remove("gpu-software-device-plugin"),
+        "GPU pools exist but neither the device plugin nor the GPU Operator is installed",
+        "neither",
+    ),
+    ok("gpu-operator-owns-drivers", "prod"),
+    ok("gpu-operator-owns-drivers", "dev"),
+    bad(
+        "gpu-operator-owns-drivers",
+        "prod",
+        setting("a100-pool", "gpuProfile.driver", "Install"),
+        "pool a100 installs the AKS GPU driver while the GPU Operator installs its own",
+    ),
+    bad(
+        "gpu-operator-owns-drivers",
+        "dev",
+        setting("t4spot-pool", "gpuProfile.driver", "None"),
+        "pool t4spot has gpuProfile.driver None but no GPU Operator installs a driver",
+        "driver-none-without-operator",
+    ),
+    bad(
+        "gpu-operator-owns-drivers",
+        "prod",
+        setting(OPERATOR, "values.driver.enabled", False),
+        "no GPU Operator installs a driver",
+        "operator-driver-disabled",
+        count=3,
+    ),
+    # --- GPU software <-> scraping <-> alerts --------------------------------------------------
+    ok("dcgm-podmonitor-matches-exporter", "dev"),
+    ok("dcgm-podmonitor-matches-exporter", "prod"),
+    bad(
+        "dcgm-podmonitor-matches-exporter",
+        "dev",
+        setting("scraping-dcgm-podmonitor", "spec.selector.matchLabels", {"app": "dcgm"}),
+        "PodMonitor dcgm-exporter selects {'app': 'dcgm'} in ['dcgm-exporter'], but no deployed DCGM exporter",
+    ),
+    bad(
+        "dcgm-podmonitor-matches-exporter",
+        "prod",
+        setting("scraping-dcgm-podmonitor", "spec.namespaceSelector.matchNames", ["dcgm-exporter"]),
+        "PodMonitor dcgm-exporter selects {'app': 'nvidia-dcgm-exporter'} in ['dcgm-exporter']",
+        "wrong-namespace",
+    ),
+    bad(
+        "dcgm-podmonitor-matches-exporter",
+        "prod",
+        setting(OPERATOR, "values.dcgmExporter.enabled", False),
+        "PodMonitor dcgm-exporter selects {'app': 'nvidia-dcgm-exporter'} in ['gpu-operator']",
+        "operator-exporter-disabled",
+    ),
+    ok("alerts-use-scraped-metrics", "dev"),
+    ok("alerts-use-scraped-metrics", "prod"),
+    ok(
+        "alerts-use-scraped-metrics",
+        "dev",
+        alert("NodeCpuSaturated", "max by (cluster, instance) (instance:node_cpu_utilisation:rate5m) > 0.95"),
+        "recording-rule-metric",
+    ),
+    bad(
+        "alerts-use-scraped-metrics",
+        "dev",
+        alert("UnknownMetric", "foo_unknown_metric > 0"),
+        "alert UnknownMetric uses foo_unknown_metric, which no scrape target or recording rule",
+    ),
+    bad(
+        "alerts-use-scraped-metrics",
+        "prod",
+        alert("UnknownRate", "sum(rate(foo_unknown_total[5m])) > 0"),
+        "alert UnknownRate uses foo_unknown_total",
+        "inside-rate",
+    ),
+    bad(
+        "alerts-use-scraped-metrics",
+        "prod",
+        remove("scraping-custom-scrape-config"),
+        "alert KueueWorkloadsPendingTooLong uses kueue_pending_workloads",
+        "kueue-not-scraped",
+        count=2,
+    ),
+    bad(
+        "alerts-use-scraped-metrics",
+        "dev",
+        remove("scraping-team-a-podmonitor"),
+        "alert TrainingThroughputStalled uses ml_training_samples_total",
+        "training-jobs-not-scraped",
+        count=2,
+    ),
+    bad(
+        "alerts-use-scraped-metrics",
+        "dev",
+        alert("Broken", "rate(foo_metric[5m] > 0"),
+        "alert Broken: expression does not parse",
+        "unparsable",
+    ),
+    # --- Kueue objects and team namespaces -----------------------------------------------------
+    ok("team-namespaces-have-local-queue", "dev"),
+    ok("team-namespaces-have-local-queue", "prod"),
+    bad(
+        "team-namespaces-have-local-queue",
+        "dev",
+        remove("queueing-localqueue-team-a"),
+        "team namespace team-a has no LocalQueue",
+    ),
+    bad(
+        "team-namespaces-have-local-queue",
+        "prod",
+        remove("queueing-localqueue-team-b"),
+        "team namespace team-b has no LocalQueue",
+        "second-team",
+    ),
+    ok("kueue-objects-depend-on-install", "dev"),
+    ok("kueue-objects-depend-on-install", "prod"),
+    bad(
+        "kueue-objects-depend-on-install",
+        "dev",
+        without_dependency("queueing-clusterqueue-team-a", "queueing-kueue"),
+        "Kueue object queueing-clusterqueue-team-a does not depend on the Kueue install",
+    ),
+    bad(
+        "kueue-objects-depend-on-install",
+        "prod",
+        without_dependency("queueing-resourceflavor-a100mig", "queueing-kueue"),
+        "Kueue object queueing-resourceflavor-a100mig does not depend on the Kueue install",
+        "resource-flavor",
+    ),
+    # --- priorities ----------------------------------------------------------------------------
+    ok("one-global-default-priority", "dev"),
+    ok(
+        "one-global-default-priority",
+        "prod",
+        setting("queueing-priority-training-batch", "globalDefault", True),
+        "one-default",
+    ),
+    bad(
+        "one-global-default-priority",
+        "prod",
+        combine(
+            setting("queueing-priority-training-batch", "globalDefault", True),
+            setting("queueing-priority-inference-critical", "globalDefault", True),
+        ),
+        "2 PriorityClasses are the global default (queueing-priority-training-batch, "
+        "queueing-priority-inference-critical)",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [c.param() for c in STACK_CASES if c.expected is None])
+def test_compliant_stack_reports_nothing(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
+    assert reported(case, stack_runs) == []
+
+
+@pytest.mark.parametrize("case", [c.param() for c in STACK_CASES if c.expected is not None])
+def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
+    messages = reported(case, stack_runs)
+    assert case.expected is not None
+    assert any(case.expected in message for message in messages), messages
+    assert len(messages) == case.count, messages
+
+
+# --- the pack as a whole -------------------------------------------------------------------------
+
+
+def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
+    cases = [*RESOURCE_AND_PROD_CASES, *STACK_CASES]
+    assert len(ALL_POLICIES) == len(POLICIES) == 30, "policy names must be unique"
+    assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
+    for name in POLICIES:
+        compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]
+        violating = [c for c in cases if c.policy == name and c.expected is not None and not c.marks]
+        assert compliant, f"{name} has no compliant case"
+        assert violating, f"{name} has no violating case"
+    stack_rules = {p.name for p in ALL_POLICIES if isinstance(p, StackValidationPolicy)}
+    assert {c.policy for c in STACK_CASES} == stack_rules
+
+
+@pytest.mark.parametrize("policy", ALL_POLICIES, ids=[p.name for p in ALL_POLICIES])
+def test_policy_is_kebab_case_and_described(policy: Any) -> None:
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", policy.name)
+    assert policy.description and policy.description.strip()
+
+
+def test_pack_constants_match_the_program() -> None:
+    """The rules read what the program writes: the pools' fact tags and the operator's DCGM labels."""
+    assert GPU_RESOURCE_TAG == gpu_node_pool.GPU_RESOURCE_TAG
+    assert UNITS_PER_NODE_TAG == gpu_node_pool.UNITS_PER_NODE_TAG
+    assert OPERATOR_DCGM_LABELS == scraping.OPERATOR_DCGM_POD_LABELS
+
+
+def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:
+    config = load_policy_config("dev")
+    for policy in ALL_POLICIES:
+        expected = (
+            EnforcementLevel.DISABLED
+            if policy.name in PROD_RULES
+            else EnforcementLevel.ADVISORY
+            if policy.name == ADVISORY_RULE
+            else EnforcementLevel.MANDATORY
+        )
+        assert effective_enforcement(policy, config) == expected, policy.name
+
+
+def test_prod_config_makes_every_rule_mandatory_but_the_advisory_one() -> None:
+    config = load_policy_config("prod")
+    for policy in ALL_POLICIES:
+        expected = EnforcementLevel.ADVISORY if policy.name == ADVISORY_RULE else EnforcementLevel.MANDATORY
+        assert effective_enforcement(policy, config) == expected, policy.name
+
+
+def test_prod_config_lists_the_protected_types() -> None:
+    protected = properties(POLICIES["prod-stateful-resources-protected"], load_policy_config("prod"))
+    assert "azure-native:monitor:AzureMonitorWorkspace" in protected["protectedTypes"]
+    assert "azure-native:containerservice:ManagedCluster" in protected["protectedTypes"]
+    file_entry = load_policy_config("prod")["prod-stateful-resources-protected"]
+    assert protected["protectedTypes"] == file_entry["protectedTypes"]
+
+
+def test_real_stacks_pass_the_whole_pack(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
+    assert check(stack_runs[stack], load_policy_config(stack)) == []
+
+
+def test_dev_fails_prod_config_only_on_prod_rules(stack_runs: dict[str, ProgramRun]) -> None:
+    """The prod strictness is config: dev's resources under prod's policy config break prod rules only."""
+    violations = mandatory(check(stack_runs["dev"], load_policy_config("prod")))
+    failed = {violation.policy for violation in violations}
+    assert failed <= PROD_RULES
+    assert {"prod-standard-tier", "prod-defender-enabled", "prod-stateful-resources-protected"} <= failed
+    assert any("tier 'Free'" in v.message and v.resource and "platform-cluster" in v.resource for v in violations)
+
+
+# --- the pack's project files --------------------------------------------------------------------
+
+
+def test_pack_main_only_constructs_the_pack() -> None:
+    text = (POLICY_DIR / "__main__.py").read_text()
+    assert "from aks_mlops_policies import ALL_POLICIES" in text
+    assert text.count("PolicyPack(") == 1
+    assert "policies=ALL_POLICIES" in text
+    assert not re.search(r"^\s*def |ValidationPolicy\(", text, re.M), "rules belong in aks_mlops_policies"
+
+
+def test_pack_project_file() -> None:
+    project = yaml.safe_load((POLICY_DIR / "PulumiPolicy.yaml").read_text())
+    runtime = project["runtime"]
+    assert (runtime["name"] if isinstance(runtime, dict) else runtime) == "python"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", str(project["version"]))
+
+
+def test_pack_requirements_pin_pulumi_policy() -> None:
+    lines = [line.strip() for line in (POLICY_DIR / "requirements.txt").read_text().splitlines()]
+    assert any(re.fullmatch(r"pulumi-policy==\d+\.\d+\.\d+", line) for line in lines)
