@@ -41,7 +41,7 @@ def read_monitoring(
     addresses: list[str] = []
     for item in emails.items():
         address = item.string(pattern=EMAIL, describe="an email address")
-        if address in addresses:
+        if address.lower() in (known.lower() for known in addresses):
             raise item.fail("is listed twice")
         addresses.append(address)
     if not addresses:
@@ -66,7 +66,8 @@ def _thresholds(node: ConfigNode) -> AlertThresholds:
     return AlertThresholds(
         gpu_idle_percent=f["gpuIdlePercent"].or_default(10).integer(minimum=1, maximum=99),
         gpu_idle_for=duration("gpuIdleFor", "30m"),
-        gpu_memory_percent=f["gpuMemoryPercent"].or_default(95).integer(minimum=50, maximum=100),
+        # Above 99 the alert (memory use > threshold) could never fire.
+        gpu_memory_percent=f["gpuMemoryPercent"].or_default(95).integer(minimum=50, maximum=99),
         gpu_memory_for=duration("gpuMemoryFor", "10m"),
         throughput_stalled_for=duration("throughputStalledFor", "15m"),
         checkpoint_rpo_minutes=f["checkpointRpoMinutes"].or_default(60).integer(minimum=5, maximum=10080),

@@ -114,7 +114,7 @@ def _owner_rules() -> list[RecordingRule]:
         'label_replace(kube_pod_owner{job="kube-state-metrics", owner_kind="ReplicaSet"}, "replicaset", "$1", '
         '"owner_name", "(.*)") * on (cluster, namespace, replicaset) group_left (owner_name) '
         "topk by (cluster, namespace, replicaset) (1, max by (cluster, namespace, replicaset, owner_name) "
-        '(kube_replicaset_owner{job="kube-state-metrics"}))'
+        '(kube_replicaset_owner{job="kube-state-metrics", owner_kind="Deployment"}))'
     )
     sources = {
         "deployment": as_workload % deployment,

@@ -59,7 +59,12 @@ def dcgm_exporter_values(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
     }
 
 
-def pod_monitor(name: str, namespace: str, selector: Mapping[str, str]) -> dict[str, Any]:
+def pod_monitor(
+    name: str, namespace: str, selector: Mapping[str, str], *, honor_labels: bool = False
+) -> dict[str, Any]:
+    endpoint: dict[str, Any] = {"port": METRICS_PORT, "path": "/metrics", "interval": "30s"}
+    if honor_labels:
+        endpoint["honorLabels"] = True
     return {
         "apiVersion": AZMONITORING_API,
         "kind": "PodMonitor",
@@ -67,7 +72,7 @@ def pod_monitor(name: str, namespace: str, selector: Mapping[str, str]) -> dict[
         "spec": {
             "selector": {"matchLabels": dict(selector)},
             "namespaceSelector": {"matchNames": [namespace]},
-            "podMetricsEndpoints": [{"port": METRICS_PORT, "path": "/metrics", "interval": "30s"}],
+            "podMetricsEndpoints": [endpoint],
             # The add-on drops series over these limits during processing (AKS custom scraping docs).
             "labelLimit": 63,
             "labelNameLengthLimit": 511,
@@ -78,7 +83,10 @@ def pod_monitor(name: str, namespace: str, selector: Mapping[str, str]) -> dict[
 
 def dcgm_pod_monitor(gpu_software: str) -> dict[str, Any]:
     exporter = dcgm_exporter(gpu_software)
-    return pod_monitor("dcgm-exporter", exporter.namespace, exporter.pod_labels)
+    # The exporter labels each GPU's series with the namespace and pod the GPU is allocated to;
+    # without honorLabels the scrape would overwrite them with the exporter's own pod, and the GPU
+    # alerts and dashboard would group by the exporter instead of the training job.
+    return pod_monitor("dcgm-exporter", exporter.namespace, exporter.pod_labels, honor_labels=True)
 
 
 def training_pod_monitor(team: TeamSettings) -> dict[str, Any]:

@@ -1,0 +1,187 @@
+"""Monitoring settings: alert receivers, Grafana and alert thresholds, as the engine hands them over.
+
+Every invalid case asserts the exact key path of the error, like tests/test_settings.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from components.monitoring_settings import AlertThresholds, MonitoringSettings
+from components.settings import load_settings
+from offline.engine import load_stack_config
+from tests.builders import settings_for
+from tests.test_settings import load_error, prod_raw, raw
+
+# The documented defaults, written out here (not read from the code).
+DEFAULT_THRESHOLDS = AlertThresholds(
+    gpu_idle_percent=10,
+    gpu_idle_for="30m",
+    gpu_memory_percent=95,
+    gpu_memory_for="10m",
+    throughput_stalled_for="15m",
+    checkpoint_rpo_minutes=60,
+    pending_too_long_for="30m",
+    gpu_node_not_ready_for="10m",
+)
+
+
+def thresholds(**values: Any) -> dict[str, str]:
+    return raw(alertThresholds=values)
+
+
+INVALID: list[tuple[str, dict[str, str], str, str]] = [
+    ("emails-missing", raw(alertEmails=None), "alertEmails", "is required"),
+    ("emails-empty", raw(alertEmails=[]), "alertEmails", "is empty"),
+    ("emails-not-a-list", raw(alertEmails="oncall@example.com"), "alertEmails", "must be a list"),
+    ("email-invalid", raw(alertEmails=["not-an-email"]), "alertEmails[0]", "an email address"),
+    (
+        "email-invalid-second",
+        raw(alertEmails=["oncall@example.com", "oncall at example.com"]),
+        "alertEmails[1]",
+        "an email address",
+    ),
+    ("email-not-a-string", raw(alertEmails=[42]), "alertEmails[0]", "must be a string"),
+    (
+        "email-duplicate",
+        raw(alertEmails=["oncall@example.com", "oncall@example.com"]),
+        "alertEmails[1]",
+        "is listed twice",
+    ),
+    ("grafana-off-in-prod", prod_raw(grafanaEnabled=False), "grafanaEnabled", "must be true in prod"),
+    ("grafana-not-boolean", raw(grafanaEnabled="yes"), "grafanaEnabled", "must be true or false"),
+    ("idle-percent-0", thresholds(gpuIdlePercent=0), "alertThresholds.gpuIdlePercent", "out of range"),
+    ("idle-percent-100", thresholds(gpuIdlePercent=100), "alertThresholds.gpuIdlePercent", "out of range"),
+    ("idle-percent-text", thresholds(gpuIdlePercent="ten"), "alertThresholds.gpuIdlePercent", "whole number"),
+    ("memory-percent-40", thresholds(gpuMemoryPercent=40), "alertThresholds.gpuMemoryPercent", "out of range"),
+    ("rpo-1-minute", thresholds(checkpointRpoMinutes=1), "alertThresholds.checkpointRpoMinutes", "out of range"),
+    ("idle-for-words", thresholds(gpuIdleFor="30 minutes"), "alertThresholds.gpuIdleFor", "duration"),
+    ("idle-for-number", thresholds(gpuIdleFor=30), "alertThresholds.gpuIdleFor", "must be a string"),
+    ("memory-for-days", thresholds(gpuMemoryFor="1d"), "alertThresholds.gpuMemoryFor", "duration"),
+    (
+        "stalled-for-iso",
+        thresholds(throughputStalledFor="PT15M"),
+        "alertThresholds.throughputStalledFor",
+        "duration",
+    ),
+    ("pending-for-empty", thresholds(pendingTooLongFor=""), "alertThresholds.pendingTooLongFor", "duration"),
+    (
+        "node-not-ready-for-fraction",
+        thresholds(gpuNodeNotReadyFor="1.5h"),
+        "alertThresholds.gpuNodeNotReadyFor",
+        "duration",
+    ),
+    (
+        "unknown-threshold",
+        thresholds(gpuIdlePercnt=20),
+        "alertThresholds.gpuIdlePercnt",
+        "did you mean 'gpuIdlePercent'?",
+    ),
+    ("thresholds-not-an-object", raw(alertThresholds=[10]), "alertThresholds", "must be an object"),
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "path", "problem"),
+    [case[1:] for case in INVALID],
+    ids=[case[0] for case in INVALID],
+)
+def test_invalid_monitoring_settings_name_their_key(config: dict[str, str], path: str, problem: str) -> None:
+    error = load_error(config, path)
+    assert problem in str(error)
+
+
+def test_defaults() -> None:
+    monitoring = load_settings(raw()).monitoring
+    assert monitoring == MonitoringSettings(
+        alert_emails=("oncall@example.com",), grafana_enabled=False, thresholds=DEFAULT_THRESHOLDS
+    )
+
+
+def test_an_empty_thresholds_object_means_all_defaults() -> None:
+    assert load_settings(thresholds()).monitoring.thresholds == DEFAULT_THRESHOLDS
+
+
+def test_grafana_may_be_off_in_dev_and_on_anywhere() -> None:
+    assert load_settings(raw(grafanaEnabled=False)).monitoring.grafana_enabled is False
+    assert load_settings(raw(grafanaEnabled=True)).monitoring.grafana_enabled is True
+    assert load_settings(prod_raw()).monitoring.grafana_enabled is True
+
+
+def test_prod_needs_grafana_set_explicitly() -> None:
+    # The default (false) is refused in prod just like an explicit false.
+    load_error(prod_raw(grafanaEnabled=None), "grafanaEnabled")
+
+
+def test_every_threshold_is_read() -> None:
+    given = {
+        "gpuIdlePercent": 20,
+        "gpuIdleFor": "45m",
+        "gpuMemoryPercent": 90,
+        "gpuMemoryFor": "5m",
+        "throughputStalledFor": "1h",
+        "checkpointRpoMinutes": 120,
+        "pendingTooLongFor": "2h",
+        "gpuNodeNotReadyFor": "90s",
+    }
+    assert load_settings(thresholds(**given)).monitoring.thresholds == AlertThresholds(
+        gpu_idle_percent=20,
+        gpu_idle_for="45m",
+        gpu_memory_percent=90,
+        gpu_memory_for="5m",
+        throughput_stalled_for="1h",
+        checkpoint_rpo_minutes=120,
+        pending_too_long_for="2h",
+        gpu_node_not_ready_for="90s",
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("gpuIdlePercent", 1, "gpu_idle_percent"),
+        ("gpuIdlePercent", 99, "gpu_idle_percent"),
+        ("gpuMemoryPercent", 50, "gpu_memory_percent"),
+        ("gpuMemoryPercent", 99, "gpu_memory_percent"),
+        ("checkpointRpoMinutes", 5, "checkpoint_rpo_minutes"),
+        ("checkpointRpoMinutes", 10080, "checkpoint_rpo_minutes"),
+    ],
+    ids=["idle-1", "idle-99", "memory-50", "memory-99", "rpo-5", "rpo-one-week"],
+)
+def test_threshold_bounds_are_accepted(key: str, value: int, field: str) -> None:
+    loaded = load_settings(thresholds(**{key: value})).monitoring.thresholds
+    assert loaded == replace(DEFAULT_THRESHOLDS, **{field: value})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "path"),
+    [
+        ("gpuMemoryPercent", 100, "alertThresholds.gpuMemoryPercent"),
+        ("checkpointRpoMinutes", 4, "alertThresholds.checkpointRpoMinutes"),
+        ("checkpointRpoMinutes", 10081, "alertThresholds.checkpointRpoMinutes"),
+    ],
+    ids=["memory-100", "rpo-4", "rpo-over-a-week"],
+)
+def test_threshold_just_outside_the_bounds_is_refused(key: str, value: int, path: str) -> None:
+    load_error(thresholds(**{key: value}), path)
+
+
+def test_prod_stack_file_values() -> None:
+    config = load_stack_config("prod")
+    monitoring = settings_for(config).monitoring
+    assert monitoring.alert_emails == tuple(config["aks-mlops:alertEmails"])
+    assert len(monitoring.alert_emails) == 2
+    assert monitoring.grafana_enabled is True
+    assert config["aks-mlops:alertThresholds"] == {"checkpointRpoMinutes": 30, "gpuIdlePercent": 15}
+    assert monitoring.thresholds == replace(DEFAULT_THRESHOLDS, checkpoint_rpo_minutes=30, gpu_idle_percent=15)
+
+
+def test_dev_stack_file_values() -> None:
+    config = load_stack_config("dev")
+    monitoring = settings_for(config).monitoring
+    assert monitoring.alert_emails == tuple(config["aks-mlops:alertEmails"])
+    assert monitoring.grafana_enabled is False
+    assert monitoring.thresholds == DEFAULT_THRESHOLDS
