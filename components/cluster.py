@@ -22,9 +22,9 @@ from pulumi_azure_native import (
     containerservice as aks,
 )
 
-from components.azure_roles import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN, role_definition_id
+from components.azure_roles import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN, assign_role
 from components.kubeconfig import convert_kubeconfig, decode_kubeconfig
-from components.naming import Names, deterministic_guid
+from components.naming import Names
 from components.scheduling import SYSTEM_POOL_TAINT
 from components.settings import MaintenanceWindow, Settings
 
@@ -248,28 +248,24 @@ class AksCluster(pulumi.ComponentResource):
             opts=stateful,
         )
         kubelet_object_id = cluster.identity_profile.apply(_kubelet_object_id)
-        authorization.RoleAssignment(
+        assign_role(
             f"{name}-acr-pull",
-            role_assignment_name=pulumi.Output.all(registry.id, kubelet_object_id).apply(
-                lambda ids: deterministic_guid(ids[0], ids[1], ACR_PULL)
-            ),
+            role_guid=ACR_PULL,
             scope=registry.id,
             principal_id=kubelet_object_id,
             principal_type="ServicePrincipal",
-            role_definition_id=role_definition_id(client.subscription_id, ACR_PULL),
+            subscription_id=client.subscription_id,
             opts=child,
         )
         # With Azure RBAC for Kubernetes, whoever runs `pulumi up` needs a Kubernetes role too,
         # or the add-ons of the same `up` are refused by the API server.
-        deployer_admin = authorization.RoleAssignment(
+        deployer_admin = assign_role(
             f"{name}-deployer-cluster-admin",
-            role_assignment_name=pulumi.Output.all(cluster.id, client.object_id).apply(
-                lambda ids: deterministic_guid(ids[0], ids[1], AKS_RBAC_CLUSTER_ADMIN)
-            ),
+            role_guid=AKS_RBAC_CLUSTER_ADMIN,
             scope=cluster.id,
             principal_id=client.object_id,
             principal_type=settings.deployer_principal_type,
-            role_definition_id=role_definition_id(client.subscription_id, AKS_RBAC_CLUSTER_ADMIN),
+            subscription_id=client.subscription_id,
             opts=child,
         )
         credentials = aks.list_managed_cluster_user_credentials_output(

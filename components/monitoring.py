@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
-from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
+from pulumi_azure_native import alertsmanagement, dashboard, monitor
 
-from components.azure_roles import GRAFANA_ADMIN, MONITORING_DATA_READER, role_definition_id
-from components.naming import Names, deterministic_guid
+from components.azure_roles import GRAFANA_ADMIN, MONITORING_DATA_READER, assign_role
+from components.naming import Names
 from components.prometheus_rules import (
     KUBERNETES_RECORDING_RULES,
     NODE_RECORDING_RULES,
@@ -250,27 +250,23 @@ class ManagedPrometheus(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         grafana_principal = grafana.identity.apply(lambda identity: identity.principal_id)
-        authorization.RoleAssignment(
+        assign_role(
             f"{name}-grafana-reads-metrics",
-            role_assignment_name=pulumi.Output.all(workspace.id, grafana_principal).apply(
-                lambda ids: deterministic_guid(ids[0], ids[1], MONITORING_DATA_READER)
-            ),
+            role_guid=MONITORING_DATA_READER,
             scope=workspace.id,
             principal_id=grafana_principal,
             principal_type="ServicePrincipal",
-            role_definition_id=role_definition_id(args.subscription_id, MONITORING_DATA_READER),
+            subscription_id=args.subscription_id,
             opts=pulumi.ResourceOptions(parent=self),
         )
         for group in args.settings.admin_group_object_ids:
-            authorization.RoleAssignment(
+            assign_role(
                 f"{name}-grafana-admin-{group[:8]}",
-                role_assignment_name=grafana.id.apply(
-                    lambda grafana_id, g=group: deterministic_guid(grafana_id, g, GRAFANA_ADMIN)
-                ),
+                role_guid=GRAFANA_ADMIN,
                 scope=grafana.id,
                 principal_id=group,
                 principal_type="Group",
-                role_definition_id=role_definition_id(args.subscription_id, GRAFANA_ADMIN),
+                subscription_id=args.subscription_id,
                 opts=pulumi.ResourceOptions(parent=self),
             )
         return grafana.properties.apply(lambda properties: properties.endpoint)

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pulumi_azure_native import authorization, managedidentity, storage
+from pulumi_azure_native import managedidentity, storage
 
-from components.azure_roles import STORAGE_BLOB_DATA_CONTRIBUTOR, role_definition_id
+from components.azure_roles import STORAGE_BLOB_DATA_CONTRIBUTOR, assign_role
 from components.kube import apply_manifest
 from components.metric_sources import AMA_METRICS_PODS, METRICS_PORT, TRAINING_METRICS_LABEL
-from components.naming import deterministic_guid
 from components.pool_facts import GpuPoolFacts
 from components.quotas import cohort_total, format_cpu, format_memory, gpu_hard_limits
 from components.storage import team_claims
@@ -235,16 +234,14 @@ class TeamWorkspace(pulumi.ComponentResource):
             public_access="None",
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect_checkpoints),
         )
-        authorization.RoleAssignment(
+        assign_role(
             f"{name}-blob-data",
-            role_assignment_name=pulumi.Output.all(container.id, identity.principal_id).apply(
-                lambda ids: deterministic_guid(ids[0], ids[1], STORAGE_BLOB_DATA_CONTRIBUTOR)
-            ),
+            role_guid=STORAGE_BLOB_DATA_CONTRIBUTOR,
             # Scoped to the team's own container: a team cannot read another team's data.
             scope=container.id,
             principal_id=identity.principal_id,
             principal_type="ServicePrincipal",
-            role_definition_id=role_definition_id(args.subscription_id, STORAGE_BLOB_DATA_CONTRIBUTOR),
+            subscription_id=args.subscription_id,
             opts=azure,
         )
         apply_manifest(f"{name}-service-account", service_account(team, identity.client_id), in_namespace)

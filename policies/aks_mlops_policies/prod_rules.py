@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, ResourceValidationPolicy
 
-from aks_mlops_policies.props import MANAGED_CLUSTER, get
+from aks_mlops_policies.props import get
+from aks_mlops_policies.resource_rules import cluster_rule
 
 Report = Callable[..., None]
 DEFAULT_PROTECTED_TYPES = [
@@ -41,17 +42,7 @@ prod_stateful_resources_protected = ResourceValidationPolicy(
 )
 
 
-def _cluster_check(name: str, description: str, check: Callable[[dict], str | None]) -> ResourceValidationPolicy:
-    def validate(args: ResourceValidationArgs, report: Report) -> None:
-        if args.resource_type == MANAGED_CLUSTER:
-            problem = check(dict(args.props))
-            if problem:
-                report(f"AKS cluster {args.name}: {problem}")
-
-    return ResourceValidationPolicy(name=name, description=description, validate=validate)
-
-
-prod_api_server_restricted = _cluster_check(
+prod_api_server_restricted = cluster_rule(
     "prod-api-server-restricted",
     "The prod API server is private or limited to authorized IP ranges.",
     lambda p: (
@@ -62,7 +53,7 @@ prod_api_server_restricted = _cluster_check(
         "or authorizedIPRanges"
     ),
 )
-prod_defender_enabled = _cluster_check(
+prod_defender_enabled = cluster_rule(
     "prod-defender-enabled",
     "Microsoft Defender for Containers monitors the prod cluster.",
     lambda p: (
@@ -71,7 +62,7 @@ prod_defender_enabled = _cluster_check(
         else "Defender for Containers is off; set securityProfile.defender with securityMonitoring.enabled"
     ),
 )
-prod_standard_tier = _cluster_check(
+prod_standard_tier = cluster_rule(
     "prod-standard-tier",
     "The prod cluster has an uptime SLA (Standard or Premium tier).",
     lambda p: (

@@ -24,7 +24,7 @@ NETWORK_POLICY_ENGINES = ("cilium", "calico", "azure")
 MAX_USER_PRIORITY = 1_000_000_000
 
 
-def _cluster_rule(name: str, description: str, check: Callable[[dict], str | None]) -> ResourceValidationPolicy:
+def cluster_rule(name: str, description: str, check: Callable[[dict], str | None]) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: Report) -> None:
         if args.resource_type == MANAGED_CLUSTER:
             problem = check(dict(args.props))
@@ -34,14 +34,14 @@ def _cluster_rule(name: str, description: str, check: Callable[[dict], str | Non
     return ResourceValidationPolicy(name=name, description=description, validate=validate)
 
 
-aks_local_accounts_disabled = _cluster_rule(
+aks_local_accounts_disabled = cluster_rule(
     "aks-local-accounts-disabled",
     "AKS local accounts are disabled, so every user authenticates with Entra ID.",
     lambda p: (
         None if p.get("disableLocalAccounts") is True else "local accounts are enabled; set disableLocalAccounts: true"
     ),
 )
-aks_azure_rbac = _cluster_rule(
+aks_azure_rbac = cluster_rule(
     "aks-azure-rbac",
     "AKS uses managed Entra ID with Azure RBAC for Kubernetes authorization.",
     lambda p: (
@@ -50,12 +50,12 @@ aks_azure_rbac = _cluster_rule(
         else "Entra ID with Azure RBAC is off; set aadProfile {managed: true, enableAzureRBAC: true}"
     ),
 )
-aks_rbac_enabled = _cluster_rule(
+aks_rbac_enabled = cluster_rule(
     "aks-rbac-enabled",
     "Kubernetes RBAC is enabled on the cluster.",
     lambda p: None if p.get("enableRBAC") is True else "Kubernetes RBAC is off; set enableRBAC: true",
 )
-aks_workload_identity = _cluster_rule(
+aks_workload_identity = cluster_rule(
     "aks-workload-identity",
     "The OIDC issuer and workload identity are enabled, so pods get Azure tokens without secrets.",
     lambda p: (
@@ -64,7 +64,7 @@ aks_workload_identity = _cluster_rule(
         else "OIDC issuer or workload identity is off; enable oidcIssuerProfile and securityProfile.workloadIdentity"
     ),
 )
-aks_network_policy = _cluster_rule(
+aks_network_policy = cluster_rule(
     "aks-network-policy",
     "A network policy engine enforces the teams' NetworkPolicies.",
     lambda p: (
@@ -73,12 +73,12 @@ aks_network_policy = _cluster_rule(
         else f"no network policy engine; set networkProfile.networkPolicy to one of {', '.join(NETWORK_POLICY_ENGINES)}"
     ),
 )
-aks_autoscaler_profile = _cluster_rule(
+aks_autoscaler_profile = cluster_rule(
     "aks-autoscaler-profile",
     "The cluster autoscaler is tuned with an explicit profile (scan interval, scale-down timing).",
     lambda p: None if p.get("autoScalerProfile") else "no autoScalerProfile; set the cluster autoscaler profile",
 )
-aks_upgrade_channel = _cluster_rule(
+aks_upgrade_channel = cluster_rule(
     "aks-upgrade-channel",
     "The cluster follows an automatic upgrade channel.",
     lambda p: (
