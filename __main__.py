@@ -11,11 +11,11 @@ from components.cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_software import GpuSoftware, GpuSoftwareArgs, system_placement
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs
-from components.queues import LOCAL_QUEUE, Queueing, QueueingArgs
+from components.queues import Queueing, QueueingArgs
 from components.scraping import Scraping, ScrapingArgs
 from components.settings import load_settings_from_pulumi
 from components.shared_storage import SharedStorage, SharedStorageArgs
-from components.team_workspace import WORKLOAD_SERVICE_ACCOUNT, TeamWorkspace, TeamWorkspaceArgs
+from components.team_workspace import TeamWorkspace, TeamWorkspaceArgs
 from components.training_operator import TrainingOperator
 
 # Validation happens here, before any resource exists: a bad value stops the program with one
@@ -126,37 +126,9 @@ pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("resourceGroupName", cluster.resource_group_name)
 pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
 pulumi.export("registryLoginServer", cluster.registry_login_server)
-pulumi.export(
-    "nodePools",
-    [
-        {
-            "name": pool.facts.name,
-            "vmSize": pool.facts.vm_size,
-            "gpuModel": pool.facts.gpu_model,
-            "gpusPerNode": pool.facts.gpus_per_node,
-            "gpuResource": pool.facts.gpu_resource,
-            "resourcesPerNode": pool.facts.resources_per_node,
-            "minCount": pool.facts.min_nodes,
-            "maxCount": pool.facts.max_nodes,
-            "capacityAtMax": pool.facts.capacity_at_max,
-        }
-        for pool in gpu_pools
-    ],
-)
+pulumi.export("nodePools", [pool.facts.summary() for pool in gpu_pools])
 pulumi.export("gpuSoftware", settings.gpu_software)
-pulumi.export(
-    "teams",
-    [
-        {
-            "name": name,
-            "namespace": workspace.namespace_name,
-            "localQueue": LOCAL_QUEUE,
-            "serviceAccount": WORKLOAD_SERVICE_ACCOUNT,
-            "clientId": workspace.client_id,
-        }
-        for name, workspace in teams.items()
-    ],
-)
+pulumi.export("teams", [workspace.summary for workspace in teams.values()])
 pulumi.export("storageAccount", shared_storage.account_name)
 pulumi.export("azureMonitorWorkspaceId", monitoring.workspace_id)
 if monitoring.grafana_endpoint is not None:

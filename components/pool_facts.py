@@ -51,6 +51,20 @@ class GpuPoolFacts:
     def physical_gpus_at_max(self) -> int:
         return self.gpus_per_node * self.max_nodes
 
+    def summary(self) -> dict[str, str | int]:
+        """What an operator wants to know of the pool (the `nodePools` stack output)."""
+        return {
+            "name": self.name,
+            "vmSize": self.vm_size,
+            "gpuModel": self.gpu_model,
+            "gpusPerNode": self.gpus_per_node,
+            "gpuResource": self.gpu_resource,
+            "resourcesPerNode": self.resources_per_node,
+            "minCount": self.min_nodes,
+            "maxCount": self.max_nodes,
+            "capacityAtMax": self.capacity_at_max,
+        }
+
     def tolerations(self) -> list[dict[str, str]]:
         """Tolerations that let a pod (or a Kueue flavor's admitted pods) run on this pool."""
         return [taint.toleration() for taint in self.taints]

@@ -20,10 +20,10 @@ from components.kube import apply_manifest, helm_release
 from components.pool_facts import GpuPoolFacts
 from components.priorities import KUEUE_API, PRIORITIES, priority_class, workload_priority_class
 from components.team_settings import CPU_FLAVOR, FlavorQuota, KueueSettings, TeamSettings
+from components.team_workspace import LOCAL_QUEUE
 from components.versions import KUEUE
 
 KUEUE_NAMESPACE = "kueue-system"
-LOCAL_QUEUE = "default"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 
 

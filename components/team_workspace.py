@@ -24,6 +24,8 @@ from components.storage import team_claims
 from components.team_settings import TeamSettings
 
 WORKLOAD_SERVICE_ACCOUNT = "training"
+# The LocalQueue the Kueue layer creates in every team namespace.
+LOCAL_QUEUE = "default"
 # Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
 WORKLOAD_IDENTITY_CLIENT_ID = "azure.workload.identity/client-id"
 TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
@@ -194,6 +196,8 @@ class TeamWorkspace(pulumi.ComponentResource):
 
     namespace_name: str
     client_id: pulumi.Output[str]
+    # The team's entry of the `teams` stack output: where and how it submits work.
+    summary: dict[str, pulumi.Input[str]]
     namespace: pulumi.Resource
 
     def __init__(self, name: str, args: TeamWorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -265,4 +269,11 @@ class TeamWorkspace(pulumi.ComponentResource):
 
         self.namespace_name = team.namespace
         self.client_id = identity.client_id
+        self.summary = {
+            "name": team.name,
+            "namespace": team.namespace,
+            "localQueue": LOCAL_QUEUE,
+            "serviceAccount": WORKLOAD_SERVICE_ACCOUNT,
+            "clientId": identity.client_id,
+        }
         self.register_outputs({"namespace": team.namespace, "clientId": self.client_id})
