@@ -14,6 +14,9 @@ from components.team_settings import TeamSettings
 DATASETS_CLASS = "ml-azureblob-nfs"
 SHARED_FILES_CLASS = "ml-azurefile-premium"
 CHECKPOINTS_CLASS = "ml-checkpoints-retain"
+# The claims every team namespace gets.
+DATASETS_CLAIM = "datasets"
+CHECKPOINTS_CLAIM = "checkpoints"
 
 # SMB mount options from the AKS Azure Files guide ("recommended mount options for SMB shares"),
 # in its broad-write variant (0777, uid/gid 0) because many training images run as root: symlinks
@@ -84,6 +87,6 @@ def team_claims(team: TeamSettings) -> list[dict[str, Any]]:
         }
 
     return [
-        claim("datasets", DATASETS_CLASS, team.datasets_size),
-        claim("checkpoints", CHECKPOINTS_CLASS, team.checkpoints_size),
+        claim(DATASETS_CLAIM, DATASETS_CLASS, team.datasets_size),
+        claim(CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, team.checkpoints_size),
     ]

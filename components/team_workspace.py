@@ -20,7 +20,7 @@ from components.kube import apply_manifest
 from components.metric_sources import AMA_METRICS_PODS, METRICS_PORT, TRAINING_METRICS_LABEL
 from components.pool_facts import GpuPoolFacts
 from components.quotas import cohort_total, format_cpu, format_memory, gpu_hard_limits
-from components.storage import team_claims
+from components.storage import CHECKPOINTS_CLAIM, team_claims
 from components.team_settings import TeamSettings
 
 WORKLOAD_SERVICE_ACCOUNT = "training"
@@ -254,7 +254,7 @@ class TeamWorkspace(pulumi.ComponentResource):
             claim_name = claim["metadata"]["name"]
             # Checkpoints outlive the stack in prod: the claim is protected and left in Kubernetes on
             # delete, and its class retains the Azure Files share even if the claim goes.
-            keep = args.protect_checkpoints and claim_name == "checkpoints"
+            keep = args.protect_checkpoints and claim_name == CHECKPOINTS_CLAIM
             apply_manifest(
                 f"{name}-{claim_name}",
                 claim,

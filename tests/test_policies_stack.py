@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 import yaml
-from aks_mlops_policies import ALL_POLICIES
+from aks_mlops_policies import ALL_POLICIES, prod_rules
 from aks_mlops_policies.props import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
 from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
-from components import gpu_node_pool, scraping
+from components import gpu_node_pool, scraping, storage
 from offline.engine import ProgramRun
 from offline.policy_check import POLICY_DIR, check, effective_enforcement, load_policy_config, mandatory
 from offline.policy_check import policy_properties as properties
@@ -374,6 +374,7 @@ def test_pack_constants_match_the_program() -> None:
     assert GPU_RESOURCE_TAG == gpu_node_pool.GPU_RESOURCE_TAG
     assert UNITS_PER_NODE_TAG == gpu_node_pool.UNITS_PER_NODE_TAG
     assert OPERATOR_DCGM_LABELS == scraping.OPERATOR_DCGM_POD_LABELS
+    assert prod_rules.CHECKPOINT_CLAIM == storage.CHECKPOINTS_CLAIM
 
 
 def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:
