@@ -1,112 +1,87 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
-Reads like the architecture: validated settings -> cluster -> GPU node pools -> GPU software,
-training operator, shared storage, team workspaces, queues -> monitoring -> exports. Everything on Kubernetes
-uses `cluster.provider`; pool labels, taints and capacity come from `settings.pool_facts`.
+Reads like the architecture: validated settings -> cluster -> GPU node pools -> GPU software, training
+operator, shared storage, team workspaces, queues -> monitoring -> exports. Azure resources go where
+`cluster.azure` says, Kubernetes ones through `cluster.provider`; pool facts are derived once, in settings.
 """
 
 import pulumi
 
 from components.cluster import AksCluster, AksClusterArgs
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from components.gpu_software import GpuSoftware, GpuSoftwareArgs, system_placement
-from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs
-from components.queues import Queueing, QueueingArgs
-from components.scraping import Scraping, ScrapingArgs
-from components.settings import load_settings_from_pulumi
-from components.shared_storage import SharedStorage, SharedStorageArgs
-from components.team_workspace import TeamWorkspace, TeamWorkspaceArgs
-from components.training_operator import TrainingOperator
+from components.compute import GpuNodePool, GpuNodePoolArgs
+from components.config.loader import load_settings_from_pulumi
+from components.gpu import GpuSoftware, GpuSoftwareArgs
+from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
+from components.queueing import Queueing, QueueingArgs
+from components.storage import SharedStorage, SharedStorageArgs
+from components.teams import TeamWorkspace, TeamWorkspaceArgs
+from components.training import TrainingOperator, TrainingOperatorArgs
 
-# Validation happens here, before any resource exists: a bad value stops the program with one
-# error naming its config key.
+# Validation happens here, before any resource exists: a bad value stops the program with one error naming its key.
 settings = load_settings_from_pulumi()
 for warning in settings.warnings:
     pulumi.log.warn(warning)
-flavors = {facts.name: facts for facts in settings.pool_facts}
-tags = {"environment": settings.environment, "project": "aks-mlops", **settings.tags}
+prod, zonal = settings.protect_stateful, bool(settings.availability_zones)
 
 cluster = AksCluster("platform", AksClusterArgs(settings=settings))
-k8s = cluster.provider
-
-gpu_pools = [
-    GpuNodePool(
-        pool.name,
-        GpuNodePoolArgs(
-            pool=pool,
-            facts=facts,
-            cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name,
-            tags={**tags, "workload": pool.workload},
-        ),
-    )
+azure, k8s = cluster.azure, cluster.provider
+pools = [
+    GpuNodePool(pool.name, GpuNodePoolArgs(pool=pool, facts=facts, cluster_name=cluster.cluster_name, azure=azure))
     for pool, facts in zip(settings.gpu_pools, settings.pool_facts, strict=True)
 ]
-
-gpu_software = GpuSoftware(
+gpu = GpuSoftware(
     "gpu-software",
-    GpuSoftwareArgs(settings.gpu_software, settings.pool_facts, settings.mig_strategy_in_use, k8s),
-)
-training_operator = TrainingOperator("training-operator", system_placement(), k8s)
-
-shared_storage = SharedStorage(
-    "shared-storage",
-    SharedStorageArgs(
-        account_name=cluster.subscription_id.apply(cluster.names.storage_account),
-        resource_group_name=cluster.resource_group_name,
-        location=settings.location,
-        zone_redundant=bool(settings.availability_zones),
-        protect=settings.protect_stateful,
-        tags=tags,
+    GpuSoftwareArgs(
+        software=settings.gpu_software,
+        pools=settings.pool_facts,
+        mig_strategy=settings.mig_strategy_in_use,
         provider=k8s,
     ),
 )
-
+training = TrainingOperator("training-operator", TrainingOperatorArgs(provider=k8s))
+storage = SharedStorage(
+    "shared-storage", SharedStorageArgs(azure=azure, zone_redundant=zonal, protect=prod, provider=k8s)
+)
 teams = {
     team.name: TeamWorkspace(
         team.name,
         TeamWorkspaceArgs(
             team=team,
             teams=settings.teams,
-            flavors=flavors,
-            resource_group_name=cluster.resource_group_name,
-            location=settings.location,
-            identity_name=cluster.names.team_identity(team.name),
+            flavors=settings.flavors,
+            azure=azure,
             oidc_issuer_url=cluster.oidc_issuer_url,
-            storage_account_id=shared_storage.account_id,
-            storage_account_name=shared_storage.account_name,
-            subscription_id=cluster.subscription_id,
+            storage_account_name=storage.account_name,
+            storage_classes=storage.classes,
+            protect_checkpoints=prod,
             provider=k8s,
-            storage_classes=shared_storage.classes,
-            protect_checkpoints=settings.protect_stateful,
         ),
     )
     for team in settings.teams
 }
-
+namespaces = {name: workspace.namespace for name, workspace in teams.items()}
 queueing = Queueing(
     "queueing",
     QueueingArgs(
         kueue=settings.kueue,
         teams=settings.teams,
-        flavors=flavors,
-        placement=system_placement(),
+        flavors=settings.flavors,
+        team_namespaces=namespaces,
+        training_operator=training.install,
         provider=k8s,
-        team_namespaces={name: workspace.namespace for name, workspace in teams.items()},
-        training_operator=training_operator.install,
     ),
 )
-
 monitoring = ManagedPrometheus(
     "monitoring",
     ManagedPrometheusArgs(
-        settings=settings,
-        names=cluster.names,
-        resource_group_name=cluster.resource_group_name,
+        azure=azure,
+        monitoring=settings.monitoring,
+        team_namespaces=[team.namespace for team in settings.teams],
+        admin_group_object_ids=settings.admin_group_object_ids,
+        zone_redundant=zonal,
+        protect=prod,
         cluster_id=cluster.cluster_id,
-        cluster_name=cluster.names.cluster,
         log_analytics_workspace_id=cluster.log_analytics_workspace_id,
-        subscription_id=cluster.subscription_id,
     ),
 )
 Scraping(
@@ -115,21 +90,21 @@ Scraping(
         gpu_software=settings.gpu_software,
         pools=settings.pool_facts,
         teams=settings.teams,
-        provider=k8s,
-        gpu_stack=gpu_software.release,
-        team_namespaces={name: workspace.namespace for name, workspace in teams.items()},
+        gpu_stack=gpu.release,
+        team_namespaces=namespaces,
         kueue=queueing.kueue_release,
+        provider=k8s,
     ),
 )
 
 pulumi.export("clusterName", cluster.cluster_name)
-pulumi.export("resourceGroupName", cluster.resource_group_name)
+pulumi.export("resourceGroupName", azure.resource_group_name)
 pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
 pulumi.export("registryLoginServer", cluster.registry_login_server)
-pulumi.export("nodePools", [pool.facts.summary() for pool in gpu_pools])
+pulumi.export("nodePools", [pool.facts.summary() for pool in pools])
 pulumi.export("gpuSoftware", settings.gpu_software)
 pulumi.export("teams", [workspace.summary for workspace in teams.values()])
-pulumi.export("storageAccount", shared_storage.account_name)
+pulumi.export("storageAccount", storage.account_name)
 pulumi.export("azureMonitorWorkspaceId", monitoring.workspace_id)
 if monitoring.grafana_endpoint is not None:
     pulumi.export("grafanaEndpoint", monitoring.grafana_endpoint)

@@ -1,22 +1,24 @@
-"""Shared ML storage: the StorageClasses every team uses, and each team's dataset and checkpoint claims.
+"""The storage domain (`aks-mlops:storage`): the platform's StorageClasses and the team storage account.
 
 Datasets live on Blob storage over NFS (cheap, large, many readers); checkpoints on Azure Files
 premium with `Retain`, so deleting a claim, a namespace or the whole stack never deletes the
 checkpoints of a long training run (AKS's built-in classes use `Delete` and AKS resets edits to them).
+The storage account holds one private blob container per team for what jobs write through the Azure
+SDK with their workload identity (checkpoints, models, metrics); shared keys are disabled, so an
+Entra ID role is the only way in. Team claims on these classes belong to the team workspaces.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from components.team_settings import TeamSettings
+import pulumi
+from pulumi_azure_native import storage
 
-DATASETS_CLASS = "ml-azureblob-nfs"
-SHARED_FILES_CLASS = "ml-azurefile-premium"
-CHECKPOINTS_CLASS = "ml-checkpoints-retain"
-# The claims every team namespace gets.
-DATASETS_CLAIM = "datasets"
-CHECKPOINTS_CLAIM = "checkpoints"
+from components.base.component import AzureContext, PlatformComponent
+from components.base.kubernetes import apply_manifest
+from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS
 
 # SMB mount options from the AKS Azure Files guide ("recommended mount options for SMB shares"),
 # in its broad-write variant (0777, uid/gid 0) because many training images run as root: symlinks
@@ -71,22 +73,50 @@ def storage_classes() -> list[dict[str, Any]]:
     ]
 
 
-def team_claims(team: TeamSettings) -> list[dict[str, Any]]:
-    """The datasets and checkpoints claims of a team (both ReadWriteMany: every replica of a job mounts them)."""
+def storage_account_args(location: str, zone_redundant: bool) -> dict[str, Any]:
+    """The team storage account: no public blobs, no shared keys (Entra ID roles only), TLS 1.2."""
+    return {
+        "location": location,
+        "kind": "StorageV2",
+        "sku": storage.SkuArgs(name="Standard_ZRS" if zone_redundant else "Standard_LRS"),
+        "allow_blob_public_access": False,
+        "allow_shared_key_access": False,
+        "minimum_tls_version": "TLS1_2",
+        "enable_https_traffic_only": True,
+    }
 
-    def claim(name: str, storage_class: str, size: str) -> dict[str, Any]:
-        return {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": team.namespace, "labels": {"team": team.name}},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": storage_class,
-                "resources": {"requests": {"storage": size}},
-            },
-        }
 
-    return [
-        claim(DATASETS_CLAIM, DATASETS_CLASS, team.datasets_size),
-        claim(CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, team.checkpoints_size),
-    ]
+@dataclass(frozen=True)
+class SharedStorageArgs:
+    azure: AzureContext
+    zone_redundant: bool
+    protect: bool
+    provider: pulumi.ProviderResource
+
+
+class SharedStorage(PlatformComponent):
+    TYPE = "aks-mlops:storage:SharedStorage"
+
+    account_id: pulumi.Output[str]
+    account_name: pulumi.Output[str]
+    classes: list[pulumi.Resource]
+
+    def __init__(self, name: str, args: SharedStorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(name, opts)
+        azure = args.azure
+        account = storage.StorageAccount(
+            f"{name}-account",
+            account_name=pulumi.Output.from_input(azure.subscription_id).apply(azure.names.storage_account),
+            resource_group_name=azure.resource_group_name,
+            **storage_account_args(azure.location, args.zone_redundant),
+            tags=azure.tags,
+            opts=self.child(protect=args.protect),
+        )
+        kube = self.child(provider=args.provider)
+        self.classes = [
+            apply_manifest(f"{name}-class-{manifest['metadata']['name']}", manifest, kube)
+            for manifest in storage_classes()
+        ]
+        self.account_id = account.id
+        self.account_name = account.name
+        self.register_outputs({"accountName": self.account_name})

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from components.errors import ConfigError
-from components.settings import load_settings
+from components.config.errors import ConfigError
+from components.config.loader import load_settings
 from offline.engine import PROJECT_DIR, load_stack_config, run_stack, stack_files, stack_settings_raw
 from offline.plan import write_plan
 from offline.policy_check import check, load_policy_config, mandatory

@@ -22,7 +22,7 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.errors import PROJECT
+from components.config.errors import PROJECT
 from offline.fake_azure import FakeAzure
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent

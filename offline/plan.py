@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from components.quotas import borrowing_headroom
-from components.settings import Settings
+from components.config.settings import Settings
+from components.core.quotas import borrowing_headroom
 from offline.engine import CapturedResource, ProgramRun
 from offline.policy_check import Violation
 from offline.report import object_name

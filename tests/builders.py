@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.settings import Settings, load_settings
+from components.config.loader import load_settings
+from components.config.settings import Settings
 from offline.engine import namespaced, stack_settings_raw
 
 

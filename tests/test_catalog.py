@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from components.catalog import MIG_PROFILE_NAMES, VM_SIZES, VmSize, find_vm_size
+from components.core.catalog import MIG_PROFILE_NAMES, VM_SIZES, VmSize, find_vm_size
 
 ALL_SIZES = list(VM_SIZES.values())
 GPU_SIZES = [size for size in ALL_SIZES if size.is_gpu]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from components.azure_roles import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN
+from components.base.azure import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN
 from components.cluster import AksCluster, AksClusterArgs
 from offline.engine import ProgramRun, load_stack_config, run_program
 from offline.fake_azure import AKS_AAD_SERVER_ID, DEPLOYER_OBJECT_ID, KUBELET_OBJECT_ID, SUBSCRIPTION_ID

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from components.base.component import AzureContext
+from components.compute import GpuNodePool, GpuNodePoolArgs
+from components.core.naming import Names
 from offline.engine import CapturedResource, load_stack_config, run_program
 from tests.builders import pool_config, settings_for
 
@@ -28,8 +30,13 @@ def register_pool(
                 pool=pool,
                 facts=facts,
                 cluster_name="aks-test",
-                resource_group_name="rg-test",
-                tags={"environment": "dev"},
+                azure=AzureContext(
+                    names=Names("mlops", "dev"),
+                    subscription_id="sub",
+                    resource_group_name="rg-test",
+                    location="westeurope",
+                    tags={"environment": "dev"},
+                ),
             ),
         )
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.gpu_software import (
+from components.core.versions import GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
+from components.gpu import (
     GPU_OPERATOR_NAMESPACE,
     MIG_PARTED_CONFIG,
     device_plugin_values,
@@ -13,7 +14,6 @@ from components.gpu_software import (
     gpu_tolerations,
     mig_parted_config,
 )
-from components.versions import GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
 from offline.engine import ProgramRun, load_stack_config
 from tests.builders import pool_config, settings_for
 

@@ -7,7 +7,7 @@ import base64
 import pytest
 import yaml
 
-from components.kubeconfig import convert_kubeconfig, decode_kubeconfig
+from components.cluster.kubeconfig import convert_kubeconfig, decode_kubeconfig
 from offline.fake_azure import AKS_AAD_SERVER_ID, user_kubeconfig
 
 

@@ -24,10 +24,11 @@ import jsonschema
 import pytest
 import yaml
 
-from components.errors import ConfigError
-from components.priorities import PRIORITIES, workload_priority_class
-from components.queues import kueue_custom_resources, local_queue
-from components.settings import Settings, load_settings
+from components.config.errors import ConfigError
+from components.config.loader import load_settings
+from components.config.settings import Settings
+from components.queueing.kueue import kueue_custom_resources, local_queue
+from components.queueing.priorities import PRIORITIES, workload_priority_class
 from offline.engine import PROJECT, PROJECT_DIR, CapturedResource, ProgramRun, load_stack_config
 from tests.builders import engine_raw, pool_config, settings_for
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.monitoring import data_collection_name
+from components.monitoring.prometheus import data_collection_name
 from offline.engine import ProgramRun, load_stack_config, run_stack
 from offline.fake_azure import IDENTITY_PRINCIPAL_ID, SUBSCRIPTION_ID
 from tests.builders import settings_for

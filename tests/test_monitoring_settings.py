@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from components.monitoring_settings import AlertThresholds, MonitoringSettings
-from components.settings import load_settings
+from components.config.loader import load_settings
+from components.config.monitoring import AlertThresholds, MonitoringSettings
 from offline.engine import load_stack_config
 from tests.builders import settings_for
 from tests.test_settings import load_error, prod_raw, raw

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.catalog import find_vm_size
+from components.core.catalog import find_vm_size
 from offline.engine import PROJECT_DIR, load_stack_config
 from offline.plan import PRICE_TABLE, cost
 from tests.builders import settings_for

@@ -18,7 +18,9 @@ from aks_mlops_policies.props import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
 from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
-from components import gpu_node_pool, scraping, storage
+from components import compute
+from components.core import naming
+from components.monitoring import scraping
 from offline.engine import ProgramRun
 from offline.policy_check import POLICY_DIR, check, effective_enforcement, load_policy_config, mandatory
 from offline.policy_check import policy_properties as properties
@@ -371,10 +373,10 @@ def test_policy_is_kebab_case_and_described(policy: Any) -> None:
 
 def test_pack_constants_match_the_program() -> None:
     """The rules read what the program writes: the pools' fact tags and the operator's DCGM labels."""
-    assert GPU_RESOURCE_TAG == gpu_node_pool.GPU_RESOURCE_TAG
-    assert UNITS_PER_NODE_TAG == gpu_node_pool.UNITS_PER_NODE_TAG
+    assert GPU_RESOURCE_TAG == compute.GPU_RESOURCE_TAG
+    assert UNITS_PER_NODE_TAG == compute.UNITS_PER_NODE_TAG
     assert OPERATOR_DCGM_LABELS == scraping.OPERATOR_DCGM_POD_LABELS
-    assert prod_rules.CHECKPOINT_CLAIM == storage.CHECKPOINTS_CLAIM
+    assert prod_rules.CHECKPOINT_CLAIM == naming.CHECKPOINTS_CLAIM
 
 
 def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:

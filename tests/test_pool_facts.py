@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import find_vm_size
-from components.scheduling import SPOT_LABEL
+from components.core.catalog import find_vm_size
+from components.core.scheduling import SPOT_LABEL
 from offline.engine import load_stack_config
 from tests.builders import pool_config, settings_for
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import find_vm_size
-from components.settings import DRIVER_FOR_SOFTWARE
+from components.config.pools import DRIVER_FOR_SOFTWARE
+from components.core.catalog import find_vm_size
 from offline.engine import ProgramRun, load_stack_config, run_stack
 from tests.builders import settings_for
 

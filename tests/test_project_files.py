@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from components.errors import MISSING
-from components.settings import TOP_LEVEL_KEYS
+from components.config.defaults import TOP_LEVEL_KEYS
+from components.config.errors import MISSING
 from offline.engine import PROJECT_DIR, load_stack_config, stack_files
 
 PROJECT_FILE = yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())

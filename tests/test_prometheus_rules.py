@@ -18,8 +18,8 @@ from typing import Any
 import promql_parser
 import pytest
 
-from components.metric_sources import CADVISOR, KUBE_STATE_METRICS, NODE_EXPORTER, scraped_metrics
-from components.prometheus_rules import (
+from components.core.metric_sources import CADVISOR, KUBE_STATE_METRICS, NODE_EXPORTER, scraped_metrics
+from components.monitoring.rules import (
     KUBERNETES_RECORDING_RULES,
     NODE_RECORDING_RULES,
     AlertRule,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import yaml
 
-from components.gpu_software import system_placement
-from components.queues import INTEGRATIONS, kueue_values, manager_config, resource_groups
-from components.versions import KUEUE
+from components.core.placement import system_placement
+from components.core.versions import KUEUE
+from components.queueing.kueue import INTEGRATIONS, kueue_values, manager_config, resource_groups
 from offline.engine import load_stack_config
 from tests.builders import settings_for
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.metric_sources import AMA_METRICS_PODS, KUEUE, METRICS_PORT, TRAINING_METRICS_LABEL
-from components.versions import DCGM_EXPORTER
+from components.core.metric_sources import AMA_METRICS_PODS, KUEUE, METRICS_PORT, TRAINING_METRICS_LABEL
+from components.core.versions import DCGM_EXPORTER
 from offline.engine import ProgramRun, load_stack_config, stack_files
 from tests.builders import settings_for
 

@@ -11,17 +11,13 @@ from typing import Any
 
 import pytest
 
-from components.errors import MISSING, ConfigError
-from components.scheduling import Taint
-from components.settings import (
-    TOP_LEVEL_KEYS,
-    DateSpan,
-    MaintenanceWindow,
-    NetworkSettings,
-    Settings,
-    SystemPoolSettings,
-    load_settings,
-)
+from components.config.cluster import DateSpan, MaintenanceWindow, NetworkSettings
+from components.config.defaults import TOP_LEVEL_KEYS
+from components.config.errors import MISSING, ConfigError
+from components.config.loader import load_settings
+from components.config.pools import SystemPoolSettings
+from components.config.settings import Settings
+from components.core.scheduling import Taint
 from offline.engine import load_stack_config
 from tests.builders import engine_raw
 

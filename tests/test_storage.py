@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.storage import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS
+from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS
 
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
 CLAIM = "kubernetes:core/v1:PersistentVolumeClaim"

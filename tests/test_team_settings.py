@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from components.pool_facts import GpuPoolFacts
-from components.quotas import borrowing_headroom, gpu_hard_limits
-from components.settings import load_settings
-from components.team_settings import FlavorQuota, KueueSettings, TeamSettings
+from components.config.loader import load_settings
+from components.config.teams import KueueSettings, TeamSettings
+from components.core.pool_facts import GpuPoolFacts
+from components.core.quotas import FlavorQuota, borrowing_headroom, gpu_hard_limits
 from offline.engine import load_stack_config
 from tests.builders import engine_raw
 from tests.test_settings import load_error, pool, raw

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.team_workspace import (
+from components.teams import (
     TOKEN_EXCHANGE_AUDIENCE,
     limit_range,
     namespace,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from components.gpu_software import system_placement
-from components.training_operator import place_operator
-from components.versions import TRAINING_OPERATOR_KUSTOMIZATION, TRAINING_OPERATOR_VERSION
+from components.core.placement import system_placement
+from components.core.versions import TRAINING_OPERATOR_KUSTOMIZATION, TRAINING_OPERATOR_VERSION
+from components.training import place_operator
 
 DEPLOYMENT = {
     "apiVersion": "apps/v1",

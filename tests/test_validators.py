@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
-from components import validators
-from components.config_reader import ConfigNode
-from components.errors import ConfigError
-from components.scheduling import Taint
+from components.config import validators
+from components.config.errors import ConfigError
+from components.config.node import ConfigNode
+from components.core.scheduling import Taint
 
 PATH = "some.path"
 

@@ -1,4 +1,4 @@
-"""The NVIDIA software that turns GPU nodes into schedulable `nvidia.com/*` resources.
+"""The GPU domain (`aks-mlops:gpu`): the NVIDIA software that turns GPU nodes into `nvidia.com/*` resources.
 
 One of two stacks per cluster, never both (two device plugins on a node advertise every GPU
 twice): the NVIDIA device plugin on top of the AKS-installed driver, or the GPU Operator, which
@@ -17,45 +17,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.kube import apply_manifest, helm_release
-from components.pool_facts import GpuPoolFacts, mig_config_name
-from components.scheduling import SYSTEM_POOL_TAINT
-from components.versions import GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
+from components.base.component import PlatformComponent
+from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
+from components.core.naming import DEVICE_PLUGIN_NAMESPACE, GPU_OPERATOR_NAMESPACE
+from components.core.placement import gpu_node_affinity, gpu_tolerations, system_placement
+from components.core.pool_facts import GpuPoolFacts, mig_config_name
+from components.core.versions import GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
 
-DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
-GPU_OPERATOR_NAMESPACE = "gpu-operator"
 MIG_PARTED_CONFIG = "aks-mlops-mig-parted"
-# AKS labels System pool nodes with their mode; platform controllers run there.
-SYSTEM_NODE_SELECTOR = {"kubernetes.azure.com/mode": "system"}
-
-
-def gpu_tolerations(pools: Sequence[GpuPoolFacts]) -> list[dict[str, str]]:
-    """Tolerations for every taint of every GPU pool, each once, in pool order."""
-    tolerations: list[dict[str, str]] = []
-    for pool in pools:
-        for toleration in pool.tolerations():
-            if toleration not in tolerations:
-                tolerations.append(toleration)
-    return tolerations
-
-
-def gpu_node_affinity(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
-    """Required node affinity to exactly the GPU pools (by the `agentpool` label AKS sets)."""
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "agentpool", "operator": "In", "values": [p.name for p in pools]}]}
-                ]
-            }
-        }
-    }
-
-
-def system_placement() -> dict[str, Any]:
-    """Where platform controllers run: the System pool, tolerating its CriticalAddonsOnly taint
-    (the platform's controllers are the cluster's critical add-ons; GPU nodes are for jobs)."""
-    return {"nodeSelector": dict(SYSTEM_NODE_SELECTOR), "tolerations": [SYSTEM_POOL_TAINT.toleration()]}
 
 
 def device_plugin_values(pools: Sequence[GpuPoolFacts], mig_strategy: str) -> dict[str, Any]:
@@ -123,52 +92,43 @@ class GpuSoftwareArgs:
     provider: pulumi.ProviderResource
 
 
-class GpuSoftware(pulumi.ComponentResource):
+class GpuSoftware(PlatformComponent):
     """The device plugin or the GPU Operator, configured from the GPU pools' facts."""
+
+    TYPE = "aks-mlops:gpu:GpuSoftware"
 
     release: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: GpuSoftwareArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("aks-mlops:gpu:GpuSoftware", name, None, opts)
-        kube = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        super().__init__(name, opts)
         if args.software == "device-plugin":
             namespace = apply_manifest(
-                f"{name}-namespace",
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEVICE_PLUGIN_NAMESPACE}},
-                kube,
+                f"{name}-namespace", namespace_manifest(DEVICE_PLUGIN_NAMESPACE), self.child(provider=args.provider)
             )
-            values = device_plugin_values(args.pools, args.mig_strategy)
             self.release = helm_release(
                 f"{name}-device-plugin",
                 NVIDIA_DEVICE_PLUGIN,
                 DEVICE_PLUGIN_NAMESPACE,
-                values,
-                pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[namespace]),
+                device_plugin_values(args.pools, args.mig_strategy),
+                self.child(provider=args.provider, depends_on=[namespace]),
             )
         else:
             namespace = apply_manifest(
                 f"{name}-namespace",
-                {
-                    "apiVersion": "v1",
-                    "kind": "Namespace",
-                    # The driver and toolkit DaemonSets are privileged by design.
-                    "metadata": {
-                        "name": GPU_OPERATOR_NAMESPACE,
-                        "labels": {"pod-security.kubernetes.io/enforce": "privileged"},
-                    },
-                },
-                kube,
+                # The driver and toolkit DaemonSets are privileged by design.
+                namespace_manifest(GPU_OPERATOR_NAMESPACE, {"pod-security.kubernetes.io/enforce": "privileged"}),
+                self.child(provider=args.provider),
             )
             mig_config = apply_manifest(
                 f"{name}-mig-parted-config",
                 mig_parted_config(args.pools),
-                pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[namespace]),
+                self.child(provider=args.provider, depends_on=[namespace]),
             )
             self.release = helm_release(
                 f"{name}-gpu-operator",
                 GPU_OPERATOR,
                 GPU_OPERATOR_NAMESPACE,
                 gpu_operator_values(args.pools, args.mig_strategy),
-                pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[namespace, mig_config]),
+                self.child(provider=args.provider, depends_on=[namespace, mig_config]),
             )
         self.register_outputs({"release": self.release.name})

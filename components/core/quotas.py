@@ -9,11 +9,36 @@ from the other teams of its cohort.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol
 
-from components.pool_facts import GpuPoolFacts
-from components.quantities import quantity_value
-from components.team_settings import FlavorQuota, TeamSettings
+from components.core.pool_facts import GpuPoolFacts
+from components.core.quantities import quantity_value
+
+
+@dataclass(frozen=True)
+class FlavorQuota:
+    """A team's quota of one GPU flavor (units of the flavor's GPU resource: GPUs or MIG slices)."""
+
+    flavor: str
+    nominal: int
+    # None: borrow without limit from the cohort; 0: never borrow.
+    borrowing_limit: int | None
+    lending_limit: int | None
+
+    @property
+    def may_borrow(self) -> bool:
+        return self.borrowing_limit != 0
+
+
+class TeamQuotas(Protocol):
+    """What quota arithmetic reads of a team (`config.teams.TeamSettings`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def gpu_quotas(self) -> tuple[FlavorQuota, ...]: ...
 
 
 def lendable(quota: FlavorQuota) -> int:
@@ -21,7 +46,7 @@ def lendable(quota: FlavorQuota) -> int:
     return quota.nominal if quota.lending_limit is None else quota.lending_limit
 
 
-def borrowing_headroom(team: TeamSettings, flavor: str, teams: Iterable[TeamSettings]) -> int:
+def borrowing_headroom(team: TeamQuotas, flavor: str, teams: Iterable[TeamQuotas]) -> int:
     """The most a team can borrow on a flavor: what the others lend, capped by its borrowing limit."""
     own = next((q for q in team.gpu_quotas if q.flavor == flavor), None)
     if own is None:
@@ -33,7 +58,7 @@ def borrowing_headroom(team: TeamSettings, flavor: str, teams: Iterable[TeamSett
 
 
 def gpu_hard_limits(
-    team: TeamSettings, teams: Iterable[TeamSettings], flavors: Mapping[str, GpuPoolFacts]
+    team: TeamQuotas, teams: Iterable[TeamQuotas], flavors: Mapping[str, GpuPoolFacts]
 ) -> dict[str, int]:
     """Per GPU resource name, the most this team's pods can request (nominal + borrowable)."""
     teams = tuple(teams)

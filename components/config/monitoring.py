@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from components import validators
-from components.config_reader import ConfigNode
+from components.config import defaults, validators
+from components.config.node import ConfigNode
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
@@ -35,9 +35,7 @@ class MonitoringSettings:
     thresholds: AlertThresholds
 
 
-def read_monitoring(
-    emails: ConfigNode, grafana: ConfigNode, thresholds: ConfigNode, is_prod: bool
-) -> MonitoringSettings:
+def read_monitoring(emails: ConfigNode, grafana: ConfigNode, thresholds: ConfigNode) -> MonitoringSettings:
     addresses: list[str] = []
     for item in emails.items():
         address = item.string(pattern=EMAIL, describe="an email address")
@@ -46,31 +44,28 @@ def read_monitoring(
         addresses.append(address)
     if not addresses:
         raise emails.fail("is empty; alerts need at least one email receiver")
-    grafana_enabled = grafana.boolean()
-    if is_prod and not grafana_enabled:
-        raise grafana.fail("must be true in prod (dashboards for on-call)")
-    return MonitoringSettings(tuple(addresses), grafana_enabled, _thresholds(thresholds))
+    return MonitoringSettings(tuple(addresses), grafana.boolean(), _thresholds(thresholds))
 
 
 def _thresholds(node: ConfigNode) -> AlertThresholds:
-    f = node.fields(
-        (
-            "gpuIdlePercent", "gpuIdleFor", "gpuMemoryPercent", "gpuMemoryFor", "throughputStalledFor",
-            "checkpointRpoMinutes", "pendingTooLongFor", "gpuNodeNotReadyFor",
-        )
-    )  # fmt: skip
+    # Every threshold has a default, so the defaults' keys are the allowed fields.
+    default = defaults.ALERT_THRESHOLDS
+    f = node.fields(default)
 
-    def duration(key: str, default: str) -> str:
-        return f[key].or_default(default).string(pattern=validators.DURATION, describe="a duration such as '30m'")
+    def duration(key: str) -> str:
+        return f[key].or_default(default[key]).string(pattern=validators.DURATION, describe="a duration such as '30m'")
+
+    def whole(key: str, minimum: int, maximum: int) -> int:
+        return f[key].or_default(default[key]).integer(minimum=minimum, maximum=maximum)
 
     return AlertThresholds(
-        gpu_idle_percent=f["gpuIdlePercent"].or_default(10).integer(minimum=1, maximum=99),
-        gpu_idle_for=duration("gpuIdleFor", "30m"),
+        gpu_idle_percent=whole("gpuIdlePercent", 1, 99),
+        gpu_idle_for=duration("gpuIdleFor"),
         # Above 99 the alert (memory use > threshold) could never fire.
-        gpu_memory_percent=f["gpuMemoryPercent"].or_default(95).integer(minimum=50, maximum=99),
-        gpu_memory_for=duration("gpuMemoryFor", "10m"),
-        throughput_stalled_for=duration("throughputStalledFor", "15m"),
-        checkpoint_rpo_minutes=f["checkpointRpoMinutes"].or_default(60).integer(minimum=5, maximum=10080),
-        pending_too_long_for=duration("pendingTooLongFor", "30m"),
-        gpu_node_not_ready_for=duration("gpuNodeNotReadyFor", "10m"),
+        gpu_memory_percent=whole("gpuMemoryPercent", 50, 99),
+        gpu_memory_for=duration("gpuMemoryFor"),
+        throughput_stalled_for=duration("throughputStalledFor"),
+        checkpoint_rpo_minutes=whole("checkpointRpoMinutes", 5, 10080),
+        pending_too_long_for=duration("pendingTooLongFor"),
+        gpu_node_not_ready_for=duration("gpuNodeNotReadyFor"),
     )

@@ -11,38 +11,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
-from components import validators
-from components.config_reader import ConfigNode
-from components.errors import ConfigError
-from components.pool_facts import GpuPoolFacts
-from components.quantities import GIB, quantity_value, read_quantity
+from components.config import defaults, validators
+from components.config.errors import ConfigError
+from components.config.node import ConfigNode
+from components.config.validators import read_quantity
+from components.core.naming import PLATFORM_NAMESPACES
+from components.core.pool_facts import GpuPoolFacts
+from components.core.quantities import GIB, quantity_value
+from components.core.quotas import FlavorQuota
 
 # Namespaces a team may not take: Kubernetes', AKS's, and the platform's own add-ons.
 RESERVED_NAMESPACES = frozenset(
     {
         "default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system", "calico-system",
-        "kueue-system", "kubeflow", "gpu-operator", "nvidia-device-plugin", "dcgm-exporter", "app-routing-system",
+        "app-routing-system", *PLATFORM_NAMESPACES,
     }
 )  # fmt: skip
-# The Kueue flavor of CPU and memory; no GPU pool may take its name.
-CPU_FLAVOR = "cpu"
 # Azure Files premium shares are billed and sized from 100 GiB up.
 MIN_PREMIUM_FILE_SHARE = 100 * GIB
-
-
-@dataclass(frozen=True)
-class FlavorQuota:
-    """A team's quota of one GPU flavor (units of the flavor's GPU resource: GPUs or MIG slices)."""
-
-    flavor: str
-    nominal: int
-    # None: borrow without limit from the cohort; 0: never borrow.
-    borrowing_limit: int | None
-    lending_limit: int | None
-
-    @property
-    def may_borrow(self) -> bool:
-        return self.borrowing_limit != 0
 
 
 @dataclass(frozen=True)
@@ -67,19 +53,21 @@ class KueueSettings:
 
 
 def read_kueue(node: ConfigNode) -> KueueSettings:
-    f = node.fields(("cohort", "podsReadyTimeout", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"))
-    base = f["backoffBaseSeconds"].or_default(60).integer(minimum=1, maximum=3600)
-    maximum = f["backoffMaxSeconds"].or_default(3600).integer(minimum=1, maximum=86400)
+    # Every Kueue setting has a default, so the defaults' keys are the allowed fields.
+    default = defaults.KUEUE
+    f = node.fields(default)
+    base = f["backoffBaseSeconds"].or_default(default["backoffBaseSeconds"]).integer(minimum=1, maximum=3600)
+    maximum = f["backoffMaxSeconds"].or_default(default["backoffMaxSeconds"]).integer(minimum=1, maximum=86400)
     if maximum < base:
         raise f["backoffMaxSeconds"].fail(f"is below backoffBaseSeconds {base}")
     return KueueSettings(
-        cohort=validators.rfc1123_label(f["cohort"].or_default("ml-platform")),
-        # A gang admitted onto GPU pools that scale from zero waits for VM provisioning, driver
-        # set-up and multi-GB image pulls before its pods are ready: 20 minutes, not Kueue's 5.
+        cohort=validators.rfc1123_label(f["cohort"].or_default(default["cohort"])),
         pods_ready_timeout=f["podsReadyTimeout"]
-        .or_default("20m")
+        .or_default(default["podsReadyTimeout"])
         .string(pattern=validators.DURATION, describe="a duration such as '20m' or '1h'"),
-        backoff_limit_count=f["backoffLimitCount"].or_default(5).integer(minimum=0, maximum=100),
+        backoff_limit_count=f["backoffLimitCount"]
+        .or_default(default["backoffLimitCount"])
+        .integer(minimum=0, maximum=100),
         backoff_base_seconds=base,
         backoff_max_seconds=maximum,
     )
@@ -118,11 +106,12 @@ def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
     namespace = validators.rfc1123_label(namespace_node)
     if namespace in RESERVED_NAMESPACES or namespace.startswith("kube-"):
         raise namespace_node.fail("is a system or platform namespace; pick a team namespace")
-    checkpoints_node = f["checkpointsSize"].or_default("256Gi")
+    default = defaults.TEAM
+    checkpoints_node = f["checkpointsSize"].or_default(default["checkpointsSize"])
     checkpoints_size = read_quantity(checkpoints_node, describe="a size such as '256Gi'")
     if quantity_value(checkpoints_size) < MIN_PREMIUM_FILE_SHARE:
         raise checkpoints_node.fail("is below 100Gi, the smallest Azure Files premium share")
-    weight_node = f["fairSharingWeight"].or_default(1)
+    weight_node = f["fairSharingWeight"].or_default(default["fairSharingWeight"])
     weight = weight_node.number(minimum=0.0, maximum=1000.0)
     if weight <= 0:
         raise weight_node.fail("must be above 0 (a zero weight would let this team be preempted by anyone)")
@@ -133,7 +122,9 @@ def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
         cpu=read_quantity(f["cpu"], describe="CPU cores such as 64 or '500m'"),
         memory=read_quantity(f["memory"], describe="memory such as '512Gi'"),
         fair_sharing_weight=format(Decimal(str(weight)).normalize(), "f"),
-        datasets_size=read_quantity(f["datasetsSize"].or_default("1Ti"), describe="a size such as '1Ti'"),
+        datasets_size=read_quantity(
+            f["datasetsSize"].or_default(default["datasetsSize"]), describe="a size such as '1Ti'"
+        ),
         checkpoints_size=checkpoints_size,
     )
 

@@ -1,4 +1,4 @@
-"""A team's workspace: namespace, guard rails, storage claims and a secret-free Azure identity.
+"""The teams domain (`aks-mlops:teams`): a team's namespace, guard rails, claims and a secret-free identity.
 
 Builders here are pure (settings in, manifests out); `TeamWorkspace` registers them with the
 cluster's provider and creates the Azure side of workload identity: a user-assigned identity,
@@ -15,17 +15,22 @@ from typing import Any
 import pulumi
 from pulumi_azure_native import managedidentity, storage
 
-from components.azure_roles import STORAGE_BLOB_DATA_CONTRIBUTOR, assign_role
-from components.kube import apply_manifest
-from components.metric_sources import AMA_METRICS_PODS, METRICS_PORT, TRAINING_METRICS_LABEL
-from components.pool_facts import GpuPoolFacts
-from components.quotas import cohort_total, format_cpu, format_memory, gpu_hard_limits
-from components.storage import CHECKPOINTS_CLAIM, team_claims
-from components.team_settings import TeamSettings
+from components.base.azure import STORAGE_BLOB_DATA_CONTRIBUTOR, assign_role
+from components.base.component import AzureContext, PlatformComponent
+from components.base.kubernetes import apply_manifest, namespace_manifest
+from components.config.teams import TeamSettings
+from components.core.metric_sources import AMA_METRICS_PODS, METRICS_PORT, TRAINING_METRICS_LABEL
+from components.core.naming import (
+    CHECKPOINTS_CLAIM,
+    CHECKPOINTS_CLASS,
+    DATASETS_CLAIM,
+    DATASETS_CLASS,
+    LOCAL_QUEUE,
+    WORKLOAD_SERVICE_ACCOUNT,
+)
+from components.core.pool_facts import GpuPoolFacts
+from components.core.quotas import cohort_total, format_cpu, format_memory, gpu_hard_limits
 
-WORKLOAD_SERVICE_ACCOUNT = "training"
-# The LocalQueue the Kueue layer creates in every team namespace.
-LOCAL_QUEUE = "default"
 # Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
 WORKLOAD_IDENTITY_CLIENT_ID = "azure.workload.identity/client-id"
 TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
@@ -35,20 +40,16 @@ PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/
 
 
 def namespace(team: TeamSettings) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {
-            "name": team.namespace,
-            "labels": {
-                "team": team.name,
-                # Baseline blocks privileged pods and host access; `restricted` only warns, because
-                # many training images still run as root.
-                "pod-security.kubernetes.io/enforce": "baseline",
-                "pod-security.kubernetes.io/warn": "restricted",
-            },
+    return namespace_manifest(
+        team.namespace,
+        {
+            "team": team.name,
+            # Baseline blocks privileged pods and host access; `restricted` only warns, because
+            # many training images still run as root.
+            "pod-security.kubernetes.io/enforce": "baseline",
+            "pod-security.kubernetes.io/warn": "restricted",
         },
-    }
+    )
 
 
 def resource_quota(team: TeamSettings, teams: Sequence[TeamSettings], flavors: Mapping[str, GpuPoolFacts]) -> dict:
@@ -173,26 +174,46 @@ def workload_subject(team: TeamSettings) -> str:
     return f"system:serviceaccount:{team.namespace}:{WORKLOAD_SERVICE_ACCOUNT}"
 
 
+def team_claims(team: TeamSettings) -> list[dict[str, Any]]:
+    """The datasets and checkpoints claims of a team (both ReadWriteMany: every replica of a job mounts them)."""
+
+    def claim(name: str, storage_class: str, size: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": team.namespace, "labels": {"team": team.name}},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": storage_class,
+                "resources": {"requests": {"storage": size}},
+            },
+        }
+
+    return [
+        claim(DATASETS_CLAIM, DATASETS_CLASS, team.datasets_size),
+        claim(CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, team.checkpoints_size),
+    ]
+
+
 @dataclass(frozen=True)
 class TeamWorkspaceArgs:
     team: TeamSettings
+    # Every team and flavor of the stack: the namespace quota covers what the team may borrow.
     teams: Sequence[TeamSettings]
     flavors: Mapping[str, GpuPoolFacts]
-    resource_group_name: pulumi.Input[str]
-    location: str
-    identity_name: str
+    azure: AzureContext
     oidc_issuer_url: pulumi.Input[str]
-    storage_account_id: pulumi.Input[str]
     storage_account_name: pulumi.Input[str]
-    subscription_id: pulumi.Input[str]
     provider: pulumi.ProviderResource
     # Storage classes the claims need; claims are created after them.
     storage_classes: Sequence[pulumi.Resource]
     protect_checkpoints: bool
 
 
-class TeamWorkspace(pulumi.ComponentResource):
+class TeamWorkspace(PlatformComponent):
     """Everything one team needs before it can submit a queued training job."""
+
+    TYPE = "aks-mlops:teams:TeamWorkspace"
 
     namespace_name: str
     client_id: pulumi.Output[str]
@@ -201,13 +222,10 @@ class TeamWorkspace(pulumi.ComponentResource):
     namespace: pulumi.Resource
 
     def __init__(self, name: str, args: TeamWorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("aks-mlops:teams:TeamWorkspace", name, None, opts)
-        team = args.team
-        azure = pulumi.ResourceOptions(parent=self)
-        kube = pulumi.ResourceOptions(parent=self, provider=args.provider)
-
-        self.namespace = apply_manifest(f"{name}-namespace", namespace(team), kube)
-        in_namespace = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[self.namespace])
+        super().__init__(name, opts)
+        team, azure = args.team, args.azure
+        self.namespace = apply_manifest(f"{name}-namespace", namespace(team), self.child(provider=args.provider))
+        in_namespace = self.child(provider=args.provider, depends_on=[self.namespace])
         apply_manifest(f"{name}-quota", resource_quota(team, args.teams, args.flavors), in_namespace)
         apply_manifest(f"{name}-limits", limit_range(team), in_namespace)
         for policy in network_policies(team):
@@ -215,28 +233,28 @@ class TeamWorkspace(pulumi.ComponentResource):
 
         identity = managedidentity.UserAssignedIdentity(
             f"{name}-identity",
-            resource_name_=args.identity_name,
-            resource_group_name=args.resource_group_name,
-            location=args.location,
-            opts=azure,
+            resource_name_=azure.names.team_identity(team.name),
+            resource_group_name=azure.resource_group_name,
+            location=azure.location,
+            opts=self.child(),
         )
         managedidentity.FederatedIdentityCredential(
             f"{name}-federation",
             federated_identity_credential_resource_name=f"{team.namespace}-{WORKLOAD_SERVICE_ACCOUNT}",
             resource_name_=identity.name,
-            resource_group_name=args.resource_group_name,
+            resource_group_name=azure.resource_group_name,
             issuer=args.oidc_issuer_url,
             subject=workload_subject(team),
             audiences=[TOKEN_EXCHANGE_AUDIENCE],
-            opts=azure,
+            opts=self.child(),
         )
         container = storage.BlobContainer(
             f"{name}-container",
             container_name=team.namespace,
             account_name=args.storage_account_name,
-            resource_group_name=args.resource_group_name,
+            resource_group_name=azure.resource_group_name,
             public_access="None",
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect_checkpoints),
+            opts=self.child(protect=args.protect_checkpoints),
         )
         assign_role(
             f"{name}-blob-data",
@@ -245,8 +263,8 @@ class TeamWorkspace(pulumi.ComponentResource):
             scope=container.id,
             principal_id=identity.principal_id,
             principal_type="ServicePrincipal",
-            subscription_id=args.subscription_id,
-            opts=azure,
+            subscription_id=azure.subscription_id,
+            opts=self.child(),
         )
         apply_manifest(f"{name}-service-account", service_account(team, identity.client_id), in_namespace)
 
@@ -258,8 +276,7 @@ class TeamWorkspace(pulumi.ComponentResource):
             apply_manifest(
                 f"{name}-{claim_name}",
                 claim,
-                pulumi.ResourceOptions(
-                    parent=self,
+                self.child(
                     provider=args.provider,
                     depends_on=[self.namespace, *args.storage_classes],
                     protect=keep,

@@ -1,4 +1,4 @@
-"""The cluster autoscaler profile: the article's defaults, user overrides, and their checks.
+"""The cluster autoscaler profile: the article's defaults (`defaults.AUTOSCALER_PROFILE`), user overrides, checks.
 
 AKS takes almost every autoscaler setting as a string (`"20s"`, `"120"`, `"true"`); stack
 config lets users write natural YAML values (`120`, `true`) and this module turns them into
@@ -10,23 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import MappingProxyType
 
-from components import validators
-from components.config_reader import ConfigNode
-
-# The autoscaler values recommended by "MLOps best practices on AKS" (GPU nodes are slow to
-# provision and expensive to keep idle: scan often, scale down after 10 idle minutes, wait 15
-# minutes after a scale-up before considering a scale-down, give pods 2 minutes to terminate).
-# "least-waste" picks the pool that leaves the fewest idle GPUs/CPUs after a scale-up, which
-# matters when several GPU pools could fit the same pending pod.
-ARTICLE_DEFAULTS: MappingProxyType[str, str | bool] = MappingProxyType(
-    {
-        "scanInterval": "20s",
-        "scaleDownUnneededTime": "10m",
-        "scaleDownDelayAfterAdd": "15m",
-        "maxGracefulTerminationSec": "120",
-        "expander": "least-waste",
-    }
-)
+from components.config import defaults, validators
+from components.config.node import ConfigNode
 
 EXPANDERS = ("least-waste", "most-pods", "priority", "random")
 
@@ -83,7 +68,7 @@ READERS: MappingProxyType[str, Callable[[ConfigNode], str | bool]] = MappingProx
 
 def read_autoscaler_profile(node: ConfigNode) -> dict[str, str | bool]:
     """The article's defaults with the stack's overrides applied, keyed by camelCase AKS name."""
-    profile: dict[str, str | bool] = dict(ARTICLE_DEFAULTS)
+    profile: dict[str, str | bool] = dict(defaults.AUTOSCALER_PROFILE)
     for key, child in node.fields(READERS).items():
         if child.present:
             profile[key] = READERS[key](child)

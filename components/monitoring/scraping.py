@@ -14,16 +14,16 @@ from typing import Any
 import pulumi
 import yaml
 
-from components.gpu_software import GPU_OPERATOR_NAMESPACE, gpu_node_affinity, gpu_tolerations
-from components.kube import apply_manifest, helm_release
-from components.metric_sources import METRICS_PORT, TRAINING_METRICS_LABEL
-from components.pool_facts import GpuPoolFacts
-from components.queues import KUEUE_NAMESPACE
-from components.team_settings import TeamSettings
-from components.versions import DCGM_EXPORTER, KUEUE
+from components.base.component import PlatformComponent
+from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
+from components.config.teams import TeamSettings
+from components.core.metric_sources import METRICS_PORT, TRAINING_METRICS_LABEL
+from components.core.naming import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, STANDALONE_DCGM_NAMESPACE
+from components.core.placement import gpu_node_affinity, gpu_tolerations
+from components.core.pool_facts import GpuPoolFacts
+from components.core.versions import DCGM_EXPORTER, KUEUE
 
 AZMONITORING_API = "azmonitoring.coreos.com/v1"
-STANDALONE_DCGM_NAMESPACE = "dcgm-exporter"
 # The GPU Operator labels its DCGM exporter pods `app: nvidia-dcgm-exporter`
 # (gpu-operator assets/state-dcgm-exporter DaemonSet); the standalone chart labels them with its
 # name, pinned here by `nameOverride`.
@@ -144,22 +144,20 @@ class ScrapingArgs:
     kueue: pulumi.Resource
 
 
-class Scraping(pulumi.ComponentResource):
+class Scraping(PlatformComponent):
     """PodMonitors, the standalone DCGM exporter where needed, and the Kueue scrape job."""
 
+    TYPE = "aks-mlops:monitoring:Scraping"
+
     def __init__(self, name: str, args: ScrapingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("aks-mlops:monitoring:Scraping", name, None, opts)
+        super().__init__(name, opts)
 
         def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(resources))
+            return self.child(provider=args.provider, depends_on=resources)
 
         exporter_ready: list[pulumi.Resource] = [args.gpu_stack]
         if args.gpu_software == "device-plugin":
-            namespace = apply_manifest(
-                f"{name}-dcgm-namespace",
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": STANDALONE_DCGM_NAMESPACE}},
-                after(),
-            )
+            namespace = apply_manifest(f"{name}-dcgm-namespace", namespace_manifest(STANDALONE_DCGM_NAMESPACE), after())
             exporter_ready.append(
                 helm_release(
                     f"{name}-dcgm-exporter",

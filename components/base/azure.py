@@ -1,4 +1,4 @@
-"""Azure built-in role definition GUIDs the platform assigns, and how to reference them.
+"""Azure role assignments: the built-in role GUIDs the platform assigns, and one helper to assign them.
 
 GUIDs from "Azure built-in roles" (learn.microsoft.com/azure/role-based-access-control/built-in-roles);
 they are the same in every tenant.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 from pulumi_azure_native import authorization
 
-from components.naming import deterministic_guid
+from components.core.naming import deterministic_guid
 
 ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
 AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"

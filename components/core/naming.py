@@ -1,4 +1,5 @@
-"""Azure resource names and deterministic GUIDs, derived from the stack's prefix and environment.
+"""Names: Azure resource names derived from the stack's prefix and environment, deterministic GUIDs, and
+the Kubernetes names that several parts of the platform (and the teams' jobs) must agree on.
 
 Physical names are explicit (not Pulumi auto-names) so operators recognise them in the portal
 and `az` output; changing one is a deliberate replacement, shown as such by `pulumi preview`.
@@ -9,11 +10,52 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+PROJECT_TAG = "aks-mlops"
+
+# Namespaces of the platform's own add-ons (a team may not take them).
+KUEUE_NAMESPACE = "kueue-system"
+TRAINING_OPERATOR_NAMESPACE = "kubeflow"
+DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+STANDALONE_DCGM_NAMESPACE = "dcgm-exporter"
+PLATFORM_NAMESPACES = (
+    KUEUE_NAMESPACE,
+    TRAINING_OPERATOR_NAMESPACE,
+    GPU_OPERATOR_NAMESPACE,
+    DEVICE_PLUGIN_NAMESPACE,
+    STANDALONE_DCGM_NAMESPACE,
+)
+
+# The Kueue flavor of CPU and memory; no GPU pool may take its name.
+CPU_FLAVOR = "cpu"
+# The LocalQueue in every team namespace (jobs name it with this label).
+LOCAL_QUEUE = "default"
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+# The ServiceAccount of a team's jobs, federated to the team's Azure identity.
+WORKLOAD_SERVICE_ACCOUNT = "training"
+# The platform's StorageClasses and the claims every team namespace gets.
+DATASETS_CLASS = "ml-azureblob-nfs"
+SHARED_FILES_CLASS = "ml-azurefile-premium"
+CHECKPOINTS_CLASS = "ml-checkpoints-retain"
+DATASETS_CLAIM = "datasets"
+CHECKPOINTS_CLAIM = "checkpoints"
 
 # A fixed namespace so role assignment names are the same GUID on every run for the same inputs
 # (Azure requires role assignment names to be GUIDs; a random one would re-create the assignment).
 _GUID_NAMESPACE = uuid.UUID("2f0b7a4e-7f0c-4c1b-9a52-6d1b8c3e9f10")
+
+
+def stack_tags(environment: str, extra: Mapping[str, str]) -> dict[str, str]:
+    """The Azure tags of a stack's resources: its environment and project, plus the stack's own tags."""
+    return {"environment": environment, "project": PROJECT_TAG, **extra}
+
+
+def snake_case(camel: str) -> str:
+    """A Kubernetes or Azure REST field name as the Pulumi Python SDK spells its keyword argument."""
+    return "".join(f"_{ch.lower()}" if ch.isupper() else ch for ch in camel)
 
 
 def deterministic_guid(*parts: str) -> str:

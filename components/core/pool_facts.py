@@ -10,15 +10,38 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from components.scheduling import SPOT_LABEL, SPOT_TAINT, Taint
-
-if TYPE_CHECKING:  # settings validates team quotas against these facts, so it imports this module
-    from components.settings import GpuPoolSettings
+from components.core.catalog import VmSize
+from components.core.scheduling import SPOT_LABEL, SPOT_TAINT, Taint
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+
+
+class PoolShape(Protocol):
+    """What facts are derived from: the validated settings of one GPU pool (`config.pools.GpuPoolSettings`).
+
+    Core sits below the settings layer, so it names the fields it reads instead of importing the type."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def vm(self) -> VmSize: ...
+    @property
+    def workload(self) -> str: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+    @property
+    def spot(self) -> bool: ...
+    @property
+    def mig_profile(self) -> str | None: ...
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+    @property
+    def taints(self) -> tuple[Taint, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -75,13 +98,11 @@ def mig_config_name(mig_slice: str) -> str:
     return f"all-{mig_slice}"
 
 
-def derive_all_pool_facts(
-    pools: Iterable[GpuPoolSettings], mig_strategy: str, gpu_software: str
-) -> tuple[GpuPoolFacts, ...]:
+def derive_all_pool_facts(pools: Iterable[PoolShape], mig_strategy: str, gpu_software: str) -> tuple[GpuPoolFacts, ...]:
     return tuple(derive_pool_facts(pool, mig_strategy, gpu_software) for pool in pools)
 
 
-def derive_pool_facts(pool: GpuPoolSettings, mig_strategy: str, gpu_software: str = "device-plugin") -> GpuPoolFacts:
+def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "device-plugin") -> GpuPoolFacts:
     """Compute a pool's facts from its settings, the MIG strategy (`single`/`mixed`) and the GPU software."""
     labels = {"accelerator": "nvidia", "workload": pool.workload, **pool.labels}
     taints = list(pool.taints)

@@ -1,4 +1,4 @@
-"""Kueue: one ResourceFlavor per GPU pool, one ClusterQueue per team, a LocalQueue in each team namespace.
+"""Kueue objects, purely: one ResourceFlavor per GPU pool, one ClusterQueue per team, a LocalQueue each.
 
 Flavors are the GPU pools' derived facts (nodeLabels select the pool, tolerations cover its
 taints, spot included), so an admitted pod lands on exactly the pool its quota came from.
@@ -9,22 +9,15 @@ team are lent to the others and reclaimed (with preemption) when their owner nee
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import pulumi
-import pulumi_kubernetes as k8s
 import yaml
 
-from components.kube import apply_manifest, helm_release
-from components.pool_facts import GpuPoolFacts
-from components.priorities import KUEUE_API, PRIORITIES, priority_class, workload_priority_class
-from components.team_settings import CPU_FLAVOR, FlavorQuota, KueueSettings, TeamSettings
-from components.team_workspace import LOCAL_QUEUE
-from components.versions import KUEUE
-
-KUEUE_NAMESPACE = "kueue-system"
-QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+from components.config.teams import KueueSettings, TeamSettings
+from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE
+from components.core.pool_facts import GpuPoolFacts
+from components.core.quotas import FlavorQuota
+from components.queueing.priorities import KUEUE_API
 
 
 def resource_flavor(pool: GpuPoolFacts) -> dict[str, Any]:
@@ -179,60 +172,3 @@ def kueue_values(kueue: KueueSettings, placement: dict[str, Any]) -> dict[str, A
         # Scraping is set up by the monitoring layer (Azure Monitor reads azmonitoring.coreos.com CRs).
         "enablePrometheus": False,
     }
-
-
-@dataclass(frozen=True)
-class QueueingArgs:
-    kueue: KueueSettings
-    teams: Sequence[TeamSettings]
-    flavors: Mapping[str, GpuPoolFacts]
-    placement: dict[str, Any]
-    provider: pulumi.ProviderResource
-    # Team namespaces (LocalQueues go into them) and the Training Operator (its CRDs must exist
-    # before Kueue starts its PyTorchJob/TFJob integrations).
-    team_namespaces: Mapping[str, pulumi.Resource]
-    training_operator: pulumi.Resource
-
-
-class Queueing(pulumi.ComponentResource):
-    """Priorities, the Kueue install, and every Kueue object of the stack."""
-
-    kueue_release: k8s.helm.v3.Release
-
-    def __init__(self, name: str, args: QueueingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("aks-mlops:queueing:Queueing", name, None, opts)
-        kube = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        for priority in PRIORITIES:
-            apply_manifest(f"{name}-priority-{priority.name}", priority_class(priority), kube)
-
-        namespace = apply_manifest(
-            f"{name}-kueue-namespace",
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}},
-            kube,
-        )
-        # The custom resources below depend on the release, which completes only once the chart's
-        # CRDs exist and the controller (which reports ready only when its webhooks serve) is ready.
-        self.kueue_release = helm_release(
-            f"{name}-kueue",
-            KUEUE,
-            KUEUE_NAMESPACE,
-            kueue_values(args.kueue, args.placement),
-            pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[namespace, args.training_operator]),
-        )
-        after_kueue = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[self.kueue_release])
-        for priority in PRIORITIES:
-            apply_manifest(f"{name}-workload-priority-{priority.name}", workload_priority_class(priority), after_kueue)
-        for manifest in kueue_custom_resources(args.teams, args.flavors, args.kueue):
-            kind = manifest["kind"].lower()
-            apply_manifest(f"{name}-{kind}-{manifest['metadata']['name']}", manifest, after_kueue)
-        for team in args.teams:
-            apply_manifest(
-                f"{name}-localqueue-{team.name}",
-                local_queue(team),
-                pulumi.ResourceOptions(
-                    parent=self,
-                    provider=args.provider,
-                    depends_on=[self.kueue_release, args.team_namespaces[team.name]],
-                ),
-            )
-        self.register_outputs({"kueueRelease": self.kueue_release.name})

@@ -10,10 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import re
+from collections.abc import Callable
+from decimal import Decimal
 
-from components.config_reader import ConfigNode
-from components.errors import ConfigError
-from components.scheduling import TAINT_EFFECTS, Taint
+from components.config.errors import ConfigError
+from components.config.node import ConfigNode
+from components.core.catalog import VmSize, find_vm_size
+from components.core.quantities import QUANTITY, quantity_value
+from components.core.scheduling import TAINT_EFFECTS, Taint
 
 # AKS node pool names (Linux): lowercase alphanumerics, starting with a letter, 1-12 characters.
 # https://learn.microsoft.com/azure/aks/create-node-pools#limitations
@@ -204,3 +208,36 @@ DURATION = re.compile(r"\d+(?:s|m|h)")
 
 # Node pool upgrade surge: a node count or a percentage (AKS upgrade settings).
 MAX_SURGE = re.compile(r"[1-9]\d{0,2}|(?:[1-9]\d?|100)%")
+
+
+def read_quantity(node: ConfigNode, *, describe: str, minimum: Decimal = Decimal(0)) -> str:
+    """A quantity given as a number (cores) or a string ("500m", "512Gi"); returned as Kubernetes writes it."""
+    value = node.value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value <= 0:
+            raise node.fail(f"must be above 0; {describe}")
+        text = format(Decimal(str(value)).normalize(), "f")
+    else:
+        text = node.string(pattern=QUANTITY, describe=describe)
+    if quantity_value(text) < minimum or quantity_value(text) == 0:
+        raise node.fail(f"is too small; {describe}")
+    return text
+
+
+def unique(node: ConfigNode, read: Callable[[ConfigNode], str]) -> tuple[str, ...]:
+    """A list whose items are read one by one; an item listed twice is an error naming it."""
+    values: list[str] = []
+    for item in node.items():
+        value = read(item)
+        if value in values:
+            raise item.fail("is listed twice")
+        values.append(value)
+    return tuple(values)
+
+
+def known_vm_size(node: ConfigNode) -> VmSize:
+    name = node.string(describe="an Azure VM size such as Standard_NC24ads_A100_v4")
+    vm = find_vm_size(name)
+    if vm is None:
+        raise node.fail("is not a VM size this platform knows; see components/core/catalog.py for the supported sizes")
+    return vm

@@ -1,4 +1,4 @@
-"""The Kubeflow Training Operator v1 (PyTorchJob, TFJob), installed by the platform, pinned.
+"""The training domain (`aks-mlops:training`): the Kubeflow Training Operator v1 (PyTorchJob, TFJob), pinned.
 
 Teams submit `kubeflow.org/v1` jobs but never install cluster-wide CRDs themselves. The upstream
 kustomization sets no tolerations, and every node of this cluster is tainted (System pool:
@@ -10,15 +10,17 @@ webhook) would never run and every PyTorchJob create would be refused.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.versions import TRAINING_OPERATOR_KUSTOMIZATION
+from components.base.component import PlatformComponent
+from components.core.placement import system_placement
+from components.core.versions import TRAINING_OPERATOR_KUSTOMIZATION
 
 OPERATOR_DEPLOYMENT = "training-operator"
-OPERATOR_NAMESPACE = "kubeflow"
 
 
 def place_operator(props: dict[str, Any], placement: dict[str, Any]) -> dict[str, Any] | None:
@@ -33,27 +35,29 @@ def place_operator(props: dict[str, Any], placement: dict[str, Any]) -> dict[str
     return placed
 
 
-class TrainingOperator(pulumi.ComponentResource):
+@dataclass(frozen=True)
+class TrainingOperatorArgs:
+    provider: pulumi.ProviderResource
+
+
+class TrainingOperator(PlatformComponent):
     """Kubeflow Training Operator v1 in namespace `kubeflow`."""
+
+    TYPE = "aks-mlops:training:TrainingOperator"
 
     install: pulumi.Resource
 
-    def __init__(
-        self,
-        name: str,
-        placement: dict[str, Any],
-        provider: pulumi.ProviderResource,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__("aks-mlops:training:TrainingOperator", name, None, opts)
+    def __init__(self, name: str, args: TrainingOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(name, opts)
+        placement = system_placement()
 
-        def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-            placed = place_operator(dict(args.props), placement)
-            return None if placed is None else pulumi.ResourceTransformResult(props=placed, opts=args.opts)
+        def transform(transform_args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+            placed = place_operator(dict(transform_args.props), placement)
+            return None if placed is None else pulumi.ResourceTransformResult(props=placed, opts=transform_args.opts)
 
         self.install = k8s.kustomize.v2.Directory(
             f"{name}-manifests",
             directory=TRAINING_OPERATOR_KUSTOMIZATION,
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, transforms=[transform]),
+            opts=self.child(provider=args.provider, transforms=[transform]),
         )
         self.register_outputs({})

@@ -1,7 +1,7 @@
-"""Register a Kubernetes manifest (a plain dict from a pure builder) as a Pulumi resource.
+"""Kubernetes helpers: register a manifest from a pure builder, a pinned Helm release, the Namespace builder.
 
 Builders return complete manifests (apiVersion, kind, metadata, ...), which tests compare
-exactly and the offline plan can print as YAML; this module turns one into the typed
+exactly and the offline plan can print as YAML; `apply_manifest` turns one into the typed
 pulumi-kubernetes resource of its kind, or a `CustomResource` for CRD kinds (Kueue).
 """
 
@@ -12,7 +12,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.versions import HelmChart
+from components.core.naming import snake_case
+from components.core.versions import HelmChart
 
 _TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,
@@ -28,8 +29,12 @@ _TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
 }
 
 
-def _snake_case(camel: str) -> str:
-    return "".join(f"_{ch.lower()}" if ch.isupper() else ch for ch in camel)
+def namespace_manifest(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Namespace; labels only when given (Pod Security levels, team ownership)."""
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
 
 
 def apply_manifest(resource_name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
@@ -40,7 +45,7 @@ def apply_manifest(resource_name: str, manifest: dict[str, Any], opts: pulumi.Re
     body = {key: value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     typed = _TYPED.get((api_version, kind))
     if typed is not None:
-        return typed(resource_name, **{_snake_case(key): value for key, value in body.items()}, opts=opts)
+        return typed(resource_name, **{snake_case(key): value for key, value in body.items()}, opts=opts)
     # CRD kinds (Kueue) go through the same generic resource `apiextensions.CustomResource` uses, with
     # the whole manifest as properties: some kinds (WorkloadPriorityClass) have top-level fields
     # besides metadata and spec, which `CustomResource` itself cannot carry.

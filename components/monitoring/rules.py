@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from components.metric_sources import TRAINING_LAST_CHECKPOINT, TRAINING_SAMPLES
-from components.monitoring_settings import AlertThresholds
+from components.config.monitoring import AlertThresholds
+from components.core.metric_sources import TRAINING_LAST_CHECKPOINT, TRAINING_SAMPLES
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from components.errors import MISSING, ConfigError
+from components.config.errors import MISSING, ConfigError
 
 
 class ConfigNode:

@@ -1,0 +1,143 @@
+"""Every default of the stack configuration, in one table.
+
+`TOP_LEVEL_KEYS` lists the project's config keys with their Pulumi.yaml type and default; the
+mappings below hold the defaults of the fields inside object-valued keys. Readers take their
+defaults from here and nowhere else, and tests keep `Pulumi.yaml` and the README's configuration
+reference in step with this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from components.config.errors import MISSING
+from components.core.scheduling import DEFAULT_GPU_TAINT
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """A top-level config key: its Pulumi.yaml type (None for objects) and default (MISSING = required)."""
+
+    name: str
+    cli_type: str | None
+    default: Any = MISSING
+
+
+TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("environment", "string"),
+    KeySpec("location", "string"),
+    KeySpec("namePrefix", "string", "mlops"),
+    KeySpec("kubernetesVersion", "string"),
+    KeySpec("clusterTier", "string", "Free"),
+    KeySpec("defenderEnabled", "boolean", False),
+    KeySpec("privateCluster", "boolean", False),
+    KeySpec("authorizedIpRanges", "array", []),
+    KeySpec("adminGroupObjectIds", "array", []),
+    KeySpec("availabilityZones", "array", []),
+    KeySpec("podCidr", "string", "10.244.0.0/16"),
+    KeySpec("serviceCidr", "string", "10.0.0.0/16"),
+    KeySpec("dnsServiceIp", "string", "10.0.0.10"),
+    KeySpec("upgradeChannel", "string", "patch"),
+    KeySpec("nodeOsUpgradeChannel", "string", "NodeImage"),
+    KeySpec("imageCleanerIntervalHours", "integer", 168),
+    KeySpec("logRetentionDays", "integer", 30),
+    KeySpec("registrySku", "string", "Standard"),
+    KeySpec("kubeloginMode", "string", "azurecli"),
+    KeySpec("deployerPrincipalType", "string", "User"),
+    KeySpec("migStrategy", "string", "mixed"),
+    KeySpec("tags", None, {}),
+    KeySpec("systemPool", None, {}),
+    KeySpec("autoscalerProfile", None, {}),
+    KeySpec("autoUpgradeWindow", None, {"dayOfWeek": "Sunday", "startTime": "02:00"}),
+    KeySpec("nodeOsUpgradeWindow", None, {"dayOfWeek": "Saturday", "startTime": "02:00"}),
+    KeySpec("gpuPools", None),
+    KeySpec("gpuSoftware", "string", "device-plugin"),
+    KeySpec("kueue", None, {}),
+    KeySpec("teams", None),
+    KeySpec("alertEmails", "array"),
+    KeySpec("grafanaEnabled", "boolean", False),
+    KeySpec("alertThresholds", None, {}),
+    KeySpec("costModel", None, {}),
+)
+
+SYSTEM_POOL: MappingProxyType[str, Any] = MappingProxyType(
+    {"name": "system", "vmSize": "Standard_D4ds_v5", "minCount": 2, "maxCount": 3, "maxPods": 110, "osDiskSizeGb": 128}
+)
+
+GPU_POOL: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        # 0 lets the autoscaler remove every GPU node when no job needs one.
+        "minCount": 0,
+        "spot": False,
+        "taints": [str(DEFAULT_GPU_TAINT)],
+        "maxPods": 110,
+        "maxSurge": "1",
+        "drainTimeoutMinutes": 30,
+        # CUDA container images are large.
+        "osDiskSizeGb": 256,
+        "encryptionAtHost": True,
+    }
+)
+
+MAINTENANCE_WINDOW: MappingProxyType[str, Any] = MappingProxyType(
+    {"durationHours": 4, "utcOffset": "+00:00", "intervalWeeks": 1, "notAllowedDates": []}
+)
+
+# The cluster autoscaler values recommended by "MLOps best practices on AKS" (GPU nodes are slow to
+# provision and expensive to keep idle: scan often, scale down after 10 idle minutes, wait 15
+# minutes after a scale-up before considering a scale-down, give pods 2 minutes to terminate).
+# "least-waste" picks the pool that leaves the fewest idle GPUs/CPUs after a scale-up, which
+# matters when several GPU pools could fit the same pending pod.
+AUTOSCALER_PROFILE: MappingProxyType[str, str | bool] = MappingProxyType(
+    {
+        "scanInterval": "20s",
+        "scaleDownUnneededTime": "10m",
+        "scaleDownDelayAfterAdd": "15m",
+        "maxGracefulTerminationSec": "120",
+        "expander": "least-waste",
+    }
+)
+
+KUEUE: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        "cohort": "ml-platform",
+        # A gang admitted onto GPU pools that scale from zero waits for VM provisioning, driver
+        # set-up and multi-GB image pulls before its pods are ready: 20 minutes, not Kueue's 5.
+        "podsReadyTimeout": "20m",
+        "backoffLimitCount": 5,
+        "backoffBaseSeconds": 60,
+        "backoffMaxSeconds": 3600,
+    }
+)
+
+TEAM: MappingProxyType[str, Any] = MappingProxyType(
+    {"fairSharingWeight": 1, "datasetsSize": "1Ti", "checkpointsSize": "256Gi"}
+)
+
+ALERT_THRESHOLDS: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        "gpuIdlePercent": 10,
+        "gpuIdleFor": "30m",
+        "gpuMemoryPercent": 95,
+        "gpuMemoryFor": "10m",
+        "throughputStalledFor": "15m",
+        "checkpointRpoMinutes": 60,
+        "pendingTooLongFor": "30m",
+        "gpuNodeNotReadyFor": "10m",
+    }
+)
+
+# Object-valued keys whose fields have defaults, for the README check.
+NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
+    {
+        "systemPool": SYSTEM_POOL,
+        "gpuPools[]": GPU_POOL,
+        "autoUpgradeWindow": MAINTENANCE_WINDOW,
+        "autoscalerProfile": AUTOSCALER_PROFILE,
+        "kueue": KUEUE,
+        "teams[]": TEAM,
+        "alertThresholds": ALERT_THRESHOLDS,
+    }
+)

@@ -1,0 +1,114 @@
+"""Stack config -> `Settings`: every key read, checked and defaulted before any resource exists.
+
+Every key is read through a `ConfigNode`, so any missing, mistyped, out-of-range or contradictory
+value raises one `ConfigError` naming its key path. The order is the data flow: cluster-wide keys,
+then the pools, the pools' derived facts, the teams checked against those facts, and last the prod
+posture (`components.config.prod`) on the finished settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from components.config import validators
+from components.config.autoscaler import read_autoscaler_profile
+from components.config.cluster import (
+    CLUSTER_TIERS,
+    ENVIRONMENTS,
+    KUBELOGIN_MODES,
+    NODE_OS_UPGRADE_CHANNELS,
+    PRINCIPAL_TYPES,
+    REGISTRY_SKUS,
+    UPGRADE_CHANNELS,
+    check_pod_cidr_capacity,
+    read_api_server_access,
+    read_cost_model,
+    read_kubernetes_version,
+    read_network,
+    read_tags,
+    read_window,
+)
+from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
+from components.config.errors import PROJECT
+from components.config.monitoring import read_monitoring
+from components.config.node import ConfigNode
+from components.config.pools import MIG_STRATEGIES, read_gpu_pools, read_gpu_software, read_system_pool, read_zones
+from components.config.prod import check_prod_posture
+from components.config.settings import Settings
+from components.config.teams import read_kueue, read_teams
+from components.core.naming import CPU_FLAVOR
+from components.core.pool_facts import derive_all_pool_facts
+
+
+def load_settings(raw: Mapping[str, str]) -> Settings:
+    """Validate raw stack config (key without namespace -> value as the engine gives it)."""
+    n = {spec.name: _top_level_node(spec, raw) for spec in TOP_LEVEL_KEYS}
+    warnings: list[str] = []
+    zones = read_zones(n["availabilityZones"])
+    system_pool = read_system_pool(n["systemPool"])
+    upgrade_channel = n["upgradeChannel"].string(choices=UPGRADE_CHANNELS)
+    access = read_api_server_access(n["privateCluster"], n["authorizedIpRanges"], warnings)
+    gpu_software = read_gpu_software(n["gpuSoftware"])
+    mig_strategy = n["migStrategy"].string(choices=MIG_STRATEGIES)
+    gpu_pools = read_gpu_pools(
+        n["gpuPools"],
+        zones,
+        gpu_software,
+        reserved_names={system_pool.name: "systemPool.name", CPU_FLAVOR: "the Kueue CPU flavor"},
+    )
+    pool_facts = derive_all_pool_facts(gpu_pools, mig_strategy, gpu_software)
+    teams = read_teams(n["teams"], {facts.name: facts for facts in pool_facts}, warnings)
+    network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
+    check_pod_cidr_capacity(n["podCidr"], network, system_pool.max_count + sum(pool.max_count for pool in gpu_pools))
+    settings = Settings(
+        environment=n["environment"].string(choices=ENVIRONMENTS),
+        location=validators.azure_location(n["location"]),
+        name_prefix=validators.rfc1123_label(n["namePrefix"], max_length=10),
+        kubernetes_version=read_kubernetes_version(n["kubernetesVersion"], upgrade_channel),
+        cluster_tier=n["clusterTier"].string(choices=CLUSTER_TIERS),
+        defender_enabled=n["defenderEnabled"].boolean(),
+        private_cluster=access.private_cluster,
+        authorized_ip_ranges=access.authorized_ip_ranges,
+        admin_group_object_ids=validators.unique(n["adminGroupObjectIds"], validators.guid),
+        availability_zones=zones,
+        network=network,
+        upgrade_channel=upgrade_channel,
+        node_os_upgrade_channel=n["nodeOsUpgradeChannel"].string(choices=NODE_OS_UPGRADE_CHANNELS),
+        # AKS image cleaner interval: 24 hours to 3 months (AKS image cleaner docs).
+        image_cleaner_interval_hours=n["imageCleanerIntervalHours"].integer(minimum=24, maximum=2160),
+        # Log Analytics retention for PerGB2018 workspaces: 30 to 730 days.
+        log_retention_days=n["logRetentionDays"].integer(minimum=30, maximum=730),
+        registry_sku=n["registrySku"].string(choices=REGISTRY_SKUS),
+        kubelogin_mode=n["kubeloginMode"].string(choices=KUBELOGIN_MODES),
+        deployer_principal_type=n["deployerPrincipalType"].string(choices=PRINCIPAL_TYPES),
+        mig_strategy=mig_strategy,
+        tags=read_tags(n["tags"]),
+        system_pool=system_pool,
+        autoscaler_profile=read_autoscaler_profile(n["autoscalerProfile"]),
+        auto_upgrade_window=read_window(n["autoUpgradeWindow"]),
+        node_os_upgrade_window=read_window(n["nodeOsUpgradeWindow"]),
+        gpu_pools=gpu_pools,
+        pool_facts=pool_facts,
+        gpu_software=gpu_software,
+        kueue=read_kueue(n["kueue"]),
+        teams=teams,
+        monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"]),
+        cost_model=read_cost_model(n["costModel"]),
+        warnings=tuple(warnings),
+    )
+    check_prod_posture(settings, n)
+    return settings
+
+
+def load_settings_from_pulumi() -> Settings:
+    """Read the current stack's configuration through `pulumi.Config` (the program's entry point)."""
+    import pulumi
+
+    config = pulumi.Config(PROJECT)
+    return load_settings({spec.name: value for spec in TOP_LEVEL_KEYS if (value := config.get(spec.name)) is not None})
+
+
+def _top_level_node(spec: KeySpec, raw: Mapping[str, str]) -> ConfigNode:
+    if spec.name in raw:
+        return ConfigNode.top_level(spec.name, raw[spec.name])
+    return ConfigNode(spec.name, spec.default)

@@ -1,0 +1,224 @@
+"""Node pool settings: the inline System pool and the GPU user pools, read and checked one by one.
+
+A leaf of the settings layer: it knows pools only (plus the cluster's zones and GPU software,
+handed in), so the pool facts of `components.core.pool_facts` and the team settings can be derived
+from its results without any module importing the aggregate `Settings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from components.config import defaults, validators
+from components.config.errors import ConfigError
+from components.config.node import ConfigNode
+from components.core.catalog import MIG_PROFILE_NAMES, VmSize
+from components.core.scheduling import DEFAULT_GPU_TAINT, SPOT_LABEL, Taint
+
+ZONES = ("1", "2", "3")
+MIG_STRATEGIES = ("single", "mixed")
+GPU_DRIVERS = ("Install", "None")
+GPU_SOFTWARE = ("device-plugin", "gpu-operator")
+# Who installs the NVIDIA driver under each GPU software stack: AKS for the plain device plugin;
+# the GPU Operator's own driver container otherwise (AKS- and operator-managed drivers cannot coexist).
+DRIVER_FOR_SOFTWARE = {"device-plugin": "Install", "gpu-operator": "None"}
+WORKLOAD_ROLES = ("training", "hpo", "inference")
+
+# Labels the platform puts on GPU nodes itself, and why a user may not set them.
+PLATFORM_LABELS = {
+    "agentpool": "AKS labels every node with its pool name",
+    "accelerator": "derived: every GPU pool is labelled accelerator=nvidia",
+    "workload": "derived from the pool's workload setting",
+}
+GPU_POOL_FIELDS = (
+    "name", "vmSize", "workload", "minCount", "maxCount", "spot", "spotMaxPrice", "migProfile", "driver", "labels",
+    "taints", "zones", "maxPods", "maxSurge", "drainTimeoutMinutes", "osDiskSizeGb", "encryptionAtHost",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SystemPoolSettings:
+    name: str
+    vm_size: str
+    min_count: int
+    max_count: int
+    max_pods: int
+    os_disk_size_gb: int
+
+
+@dataclass(frozen=True)
+class GpuPoolSettings:
+    name: str
+    vm: VmSize
+    workload: str
+    min_count: int
+    max_count: int
+    spot: bool
+    spot_max_price: float
+    mig_profile: str | None
+    driver: str
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    zones: tuple[str, ...]
+    max_pods: int
+    max_surge: str
+    drain_timeout_minutes: int
+    os_disk_size_gb: int
+    encryption_at_host: bool
+
+
+def read_zones(node: ConfigNode) -> tuple[str, ...]:
+    return validators.unique(node, lambda item: item.string(choices=ZONES))
+
+
+def read_gpu_software(node: ConfigNode) -> str:
+    value = node.value
+    if isinstance(value, str) and value.strip().startswith("["):
+        value = node.items()
+    if isinstance(value, list):
+        raise node.fail(
+            "names more than one GPU stack; choose device-plugin or gpu-operator: the operator brings its own "
+            "device plugin, and two plugins on a node advertise every GPU twice"
+        )
+    return node.string(choices=GPU_SOFTWARE)
+
+
+def read_system_pool(node: ConfigNode) -> SystemPoolSettings:
+    f = node.fields(("name", "vmSize", "minCount", "maxCount", "maxPods", "osDiskSizeGb", "spot"))
+    default = defaults.SYSTEM_POOL
+    if f["spot"].present and f["spot"].boolean():
+        raise f["spot"].fail("is not allowed; AKS System pools cannot run on Spot VMs (evictions would take CoreDNS)")
+    name = validators.pool_name(f["name"].or_default(default["name"]))
+    vm_size_node = f["vmSize"].or_default(default["vmSize"])
+    vm = validators.known_vm_size(vm_size_node)
+    if vm.is_gpu:
+        raise vm_size_node.fail("is a GPU size; the System pool runs add-ons only, GPU sizes belong in gpuPools")
+    min_count = f["minCount"].or_default(default["minCount"]).integer(minimum=1, maximum=100)
+    max_node = f["maxCount"].or_default(default["maxCount"])
+    max_count = max_node.integer(minimum=1, maximum=100)
+    if max_count < min_count:
+        raise max_node.fail(f"is below minCount {min_count}")
+    return SystemPoolSettings(
+        name=name,
+        vm_size=vm.name,
+        min_count=min_count,
+        max_count=max_count,
+        max_pods=f["maxPods"].or_default(default["maxPods"]).integer(minimum=30, maximum=250),
+        os_disk_size_gb=f["osDiskSizeGb"].or_default(default["osDiskSizeGb"]).integer(minimum=30, maximum=2048),
+    )
+
+
+def read_gpu_pools(
+    node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: str, reserved_names: Mapping[str, str]
+) -> tuple[GpuPoolSettings, ...]:
+    """Every GPU pool; a name may not repeat another pool's nor one of `reserved_names` (name -> owner)."""
+    items = node.items()
+    if not items:
+        raise node.fail("is empty; an ML platform needs at least one GPU pool")
+    seen = dict(reserved_names)
+    pools = []
+    for item in items:
+        pool = _gpu_pool(item, cluster_zones, gpu_software)
+        if pool.name in seen:
+            raise ConfigError(f"{item.path}.name", pool.name, f"is already used by {seen[pool.name]}")
+        seen[pool.name] = f"{item.path}.name"
+        pools.append(pool)
+    return tuple(pools)
+
+
+def _gpu_pool(node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: str) -> GpuPoolSettings:
+    f = node.fields(GPU_POOL_FIELDS)
+    default = defaults.GPU_POOL
+    name = validators.pool_name(f["name"])
+    vm = validators.known_vm_size(f["vmSize"])
+    if not vm.is_gpu:
+        raise f["vmSize"].fail("has no GPU; gpuPools take NC/ND/NV GPU sizes")
+    workload = f["workload"].string(choices=WORKLOAD_ROLES)
+    # AKS allows up to 1000 nodes per pool.
+    min_count = f["minCount"].or_default(default["minCount"]).integer(minimum=0, maximum=1000)
+    max_count = f["maxCount"].integer(minimum=1, maximum=1000)
+    if max_count < min_count:
+        raise f["maxCount"].fail(f"is below minCount {min_count}")
+    spot = f["spot"].or_default(default["spot"]).boolean()
+    if spot and workload == "inference":
+        raise f["spot"].fail("is not allowed on an inference pool; Spot evictions would drop latency-critical serving")
+    return GpuPoolSettings(
+        name=name,
+        vm=vm,
+        workload=workload,
+        min_count=min_count,
+        max_count=max_count,
+        spot=spot,
+        spot_max_price=_spot_max_price(f["spotMaxPrice"], spot),
+        mig_profile=_mig_profile(f["migProfile"], vm),
+        driver=_driver(f["driver"], gpu_software),
+        labels=_pool_labels(f["labels"]),
+        taints=_taints(f["taints"].or_default(default["taints"])),
+        zones=read_zones(f["zones"]) if f["zones"].present else cluster_zones,
+        max_pods=f["maxPods"].or_default(default["maxPods"]).integer(minimum=10, maximum=250),
+        max_surge=f["maxSurge"]
+        .or_default(default["maxSurge"])
+        .string(pattern=validators.MAX_SURGE, describe="a node count such as '1' or a percentage such as '33%'"),
+        drain_timeout_minutes=f["drainTimeoutMinutes"]
+        .or_default(default["drainTimeoutMinutes"])
+        .integer(minimum=1, maximum=1440),
+        os_disk_size_gb=f["osDiskSizeGb"].or_default(default["osDiskSizeGb"]).integer(minimum=30, maximum=2048),
+        encryption_at_host=f["encryptionAtHost"].or_default(default["encryptionAtHost"]).boolean(),
+    )
+
+
+def _spot_max_price(node: ConfigNode, spot: bool) -> float:
+    if not node.present:
+        return -1.0
+    if not spot:
+        raise node.fail("is set but spot is false")
+    price = node.number(minimum=-1.0, maximum=100000.0)
+    if price != -1.0 and price <= 0:
+        raise node.fail("must be -1 (pay up to the on-demand price) or a positive USD price")
+    return price
+
+
+def _mig_profile(node: ConfigNode, vm: VmSize) -> str | None:
+    if not node.present:
+        return None
+    profile = node.string(choices=MIG_PROFILE_NAMES)
+    if vm.mig_profile(profile) is None:
+        raise node.fail(f"is not supported on {vm.name} ({vm.gpu_model}); MIG needs A100/H100-class sizes")
+    return profile
+
+
+def _driver(node: ConfigNode, gpu_software: str) -> str:
+    expected = DRIVER_FOR_SOFTWARE[gpu_software]
+    driver = node.or_default(expected).string(choices=GPU_DRIVERS)
+    if driver != expected:
+        raise node.fail(
+            f"contradicts gpuSoftware {gpu_software!r}, which needs driver {expected!r} "
+            "(AKS-installed and operator-installed drivers cannot coexist on a node)"
+        )
+    return driver
+
+
+def _pool_labels(node: ConfigNode) -> dict[str, str]:
+    result = validators.labels(node, platform_owned=PLATFORM_LABELS)
+    for key in result:
+        if key.startswith("nvidia.com/"):
+            raise ConfigError(f"{node.path}.{key}", result[key], "is owned by NVIDIA GPU feature discovery")
+    return result
+
+
+def _taints(node: ConfigNode) -> tuple[Taint, ...]:
+    taints: list[Taint] = []
+    for item in node.items():
+        if isinstance(item.value, str) and item.value.startswith(SPOT_LABEL):
+            raise item.fail("is added by the platform on spot pools; set spot: true instead")
+        taint = validators.taint(item)
+        if any((t.key, t.effect) == (taint.key, taint.effect) for t in taints):
+            raise item.fail(f"repeats the key {taint.key} with effect {taint.effect}")
+        taints.append(taint)
+    # A Kueue ResourceFlavor carries at most 8 tolerations; spot pools add one taint of their own.
+    if len(taints) > 7:
+        raise node.fail("lists more than 7 taints; a Kueue flavor can tolerate at most 8 (one is the spot taint)")
+    if not any(t.effect == "NoSchedule" for t in taints):
+        raise node.fail(f"has no NoSchedule taint; CPU pods would land on GPU nodes (default: {DEFAULT_GPU_TAINT})")
+    return tuple(taints)

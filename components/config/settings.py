@@ -1,0 +1,75 @@
+"""`Settings`: the validated configuration of one stack, the aggregate every component reads.
+
+Types only; `components.config.loader` builds it. Pool facts are derived once by the loader and
+stored here, so the node pools, the Kubernetes layer and the reports read the very same objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from components.config.cluster import CostModel, MaintenanceWindow, NetworkSettings
+from components.config.monitoring import MonitoringSettings
+from components.config.pools import GpuPoolSettings, SystemPoolSettings
+from components.config.teams import KueueSettings, TeamSettings
+from components.core.pool_facts import GpuPoolFacts
+
+
+@dataclass(frozen=True)
+class Settings:
+    environment: str
+    location: str
+    name_prefix: str
+    kubernetes_version: str
+    cluster_tier: str
+    defender_enabled: bool
+    private_cluster: bool
+    authorized_ip_ranges: tuple[str, ...]
+    admin_group_object_ids: tuple[str, ...]
+    availability_zones: tuple[str, ...]
+    network: NetworkSettings
+    upgrade_channel: str
+    node_os_upgrade_channel: str
+    image_cleaner_interval_hours: int
+    log_retention_days: int
+    registry_sku: str
+    kubelogin_mode: str
+    # ARM refuses a role assignment whose principalType differs from the principal's real type,
+    # so the deployer's kind (a person, or CI's service principal) must be stated.
+    deployer_principal_type: str
+    mig_strategy: str
+    tags: Mapping[str, str]
+    system_pool: SystemPoolSettings
+    autoscaler_profile: Mapping[str, str | bool]
+    auto_upgrade_window: MaintenanceWindow
+    node_os_upgrade_window: MaintenanceWindow
+    gpu_pools: tuple[GpuPoolSettings, ...]
+    # Derived facts of every GPU pool, in configuration order (one Kueue flavor each).
+    pool_facts: tuple[GpuPoolFacts, ...]
+    gpu_software: str
+    kueue: KueueSettings
+    teams: tuple[TeamSettings, ...]
+    monitoring: MonitoringSettings
+    cost_model: CostModel
+    # Advice that does not stop the program (logged as warnings by __main__).
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def is_prod(self) -> bool:
+        return self.environment == "prod"
+
+    @property
+    def protect_stateful(self) -> bool:
+        """Prod keeps its cluster, logs, registry and checkpoints through an accidental `pulumi destroy`."""
+        return self.is_prod
+
+    @property
+    def flavors(self) -> dict[str, GpuPoolFacts]:
+        """Pool facts by pool name (= Kueue flavor name)."""
+        return {facts.name: facts for facts in self.pool_facts}
+
+    @property
+    def mig_strategy_in_use(self) -> str:
+        """The device plugin's MIG strategy: `none` unless a pool is partitioned."""
+        return self.mig_strategy if any(pool.mig_profile for pool in self.gpu_pools) else "none"

@@ -1,0 +1,45 @@
+"""Where things run: platform controllers on the System pool, GPU DaemonSets on exactly the GPU pools.
+
+Tolerations and node affinities of every chart the platform installs come from here, derived from the
+pools' facts, so a DaemonSet can never miss a pool's taint or land on a node of another pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from components.core.pool_facts import GpuPoolFacts
+from components.core.scheduling import SYSTEM_POOL_TAINT
+
+# AKS labels System pool nodes with their mode; platform controllers run there.
+SYSTEM_NODE_SELECTOR = {"kubernetes.azure.com/mode": "system"}
+
+
+def system_placement() -> dict[str, Any]:
+    """Where platform controllers run: the System pool, tolerating its CriticalAddonsOnly taint
+    (the platform's controllers are the cluster's critical add-ons; GPU nodes are for jobs)."""
+    return {"nodeSelector": dict(SYSTEM_NODE_SELECTOR), "tolerations": [SYSTEM_POOL_TAINT.toleration()]}
+
+
+def gpu_tolerations(pools: Sequence[GpuPoolFacts]) -> list[dict[str, str]]:
+    """Tolerations for every taint of every GPU pool, each once, in pool order."""
+    tolerations: list[dict[str, str]] = []
+    for pool in pools:
+        for toleration in pool.tolerations():
+            if toleration not in tolerations:
+                tolerations.append(toleration)
+    return tolerations
+
+
+def gpu_node_affinity(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
+    """Required node affinity to exactly the GPU pools (by the `agentpool` label AKS sets)."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "agentpool", "operator": "In", "values": [p.name for p in pools]}]}
+                ]
+            }
+        }
+    }

@@ -1,0 +1,319 @@
+"""`ManagedPrometheus`: Azure Monitor managed Prometheus, Container Insights, alerts, audit logs, Grafana.
+
+The Prometheus chain is the one `az aks update --enable-azure-monitor-metrics` builds (Azure
+Monitor workspace -> data collection endpoint -> data collection rule -> association with the
+cluster, plus the Node and Kubernetes recording-rule groups); the cluster side of it
+(`azureMonitorProfile.metrics`, the `omsagent` add-on) is set on the cluster by `AksCluster`.
+The Azure arguments are built by the pure functions below; the component wires them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi_azure_native import alertsmanagement, dashboard, monitor
+
+from components.base.azure import GRAFANA_ADMIN, MONITORING_DATA_READER, assign_role
+from components.base.component import AzureContext, PlatformComponent
+from components.config.monitoring import MonitoringSettings
+from components.core.naming import Names
+from components.monitoring.rules import (
+    KUBERNETES_RECORDING_RULES,
+    NODE_RECORDING_RULES,
+    AlertRule,
+    RecordingRule,
+    alert_rules,
+)
+
+PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
+CONTAINER_INSIGHTS_STREAM = "Microsoft-ContainerInsights-Group-Default"
+# The control-plane logs AKS can send to Log Analytics that make the audit trail: writes to the
+# API server (kube-audit-admin, which leaves out the high-volume reads) and Entra ID
+# authentication decisions (guard).
+AUDIT_LOG_CATEGORIES = ("kube-audit-admin", "guard")
+
+
+def data_collection_name(prefix: str, location: str, cluster_name: str, max_length: int) -> str:
+    """`<prefix>-<region>-<cluster>` cut to the resource's limit, ending with a letter or digit
+    (the names the AKS CLI gives them)."""
+    name = re.sub(r"[^A-Za-z0-9-]", "", f"{prefix}-{location}-{cluster_name}")[:max_length]
+    return name.rstrip("-")
+
+
+def prometheus_rule_args(
+    location: str, cluster_name: str, workspace_id: pulumi.Input[str], endpoint_id: pulumi.Input[str]
+) -> dict[str, Any]:
+    """The data collection rule that forwards the add-on's Prometheus metrics to the workspace."""
+    return {
+        "data_collection_rule_name": data_collection_name("MSProm", location, cluster_name, 64),
+        "location": location,
+        "kind": "Linux",
+        "data_collection_endpoint_id": endpoint_id,
+        "data_sources": monitor.DataCollectionRuleDataSourcesArgs(
+            prometheus_forwarder=[
+                monitor.PrometheusForwarderDataSourceArgs(name="PrometheusDataSource", streams=[PROMETHEUS_STREAM])
+            ]
+        ),
+        "destinations": monitor.DataCollectionRuleDestinationsArgs(
+            monitoring_accounts=[
+                monitor.MonitoringAccountDestinationArgs(account_resource_id=workspace_id, name="MonitoringAccount1")
+            ]
+        ),
+        "data_flows": [monitor.DataFlowArgs(streams=[PROMETHEUS_STREAM], destinations=["MonitoringAccount1"])],
+        "description": "Managed Prometheus metrics of the AKS ML platform",
+    }
+
+
+def container_insights_rule_args(
+    location: str, cluster_name: str, log_analytics_workspace_id: pulumi.Input[str]
+) -> dict[str, Any]:
+    """The logs side: with managed-identity auth the omsagent add-on ships through this rule."""
+    return {
+        "data_collection_rule_name": data_collection_name("MSCI", location, cluster_name, 64),
+        "location": location,
+        "kind": "Linux",
+        "data_sources": monitor.DataCollectionRuleDataSourcesArgs(
+            extensions=[
+                monitor.ExtensionDataSourceArgs(
+                    name="ContainerInsightsExtension",
+                    extension_name="ContainerInsights",
+                    streams=[CONTAINER_INSIGHTS_STREAM],
+                    extension_settings={
+                        "dataCollectionSettings": {
+                            "interval": "1m",
+                            "namespaceFilteringMode": "Off",
+                            "enableContainerLogV2": True,
+                        }
+                    },
+                )
+            ]
+        ),
+        "destinations": monitor.DataCollectionRuleDestinationsArgs(
+            log_analytics=[
+                monitor.LogAnalyticsDestinationArgs(
+                    workspace_resource_id=log_analytics_workspace_id, name="ciworkspace"
+                )
+            ]
+        ),
+        "data_flows": [monitor.DataFlowArgs(streams=[CONTAINER_INSIGHTS_STREAM], destinations=["ciworkspace"])],
+    }
+
+
+def action_group_args(monitoring: MonitoringSettings, names: Names) -> dict[str, Any]:
+    return {
+        "action_group_name": f"ag-{names.stem}",
+        "location": "global",
+        "group_short_name": f"ml-{names.environment}"[:12],
+        "enabled": True,
+        "email_receivers": [
+            monitor.MicrosoftCommonEmailReceiverArgs(
+                name=f"email-{index}", email_address=address, use_common_alert_schema=True
+            )
+            for index, address in enumerate(monitoring.alert_emails)
+        ],
+    }
+
+
+def audit_log_args(cluster_id: pulumi.Input[str], log_analytics_workspace_id: pulumi.Input[str]) -> dict[str, Any]:
+    return {
+        "name": "audit-to-log-analytics",
+        "resource_uri": cluster_id,
+        "workspace_id": log_analytics_workspace_id,
+        # Resource-specific tables (AKSAudit, AKSAuditAdmin) instead of the shared AzureDiagnostics table.
+        "log_analytics_destination_type": "Dedicated",
+        "logs": [
+            monitor.DiagnosticsLogSettingsArgs(category=category, enabled=True) for category in AUDIT_LOG_CATEGORIES
+        ],
+    }
+
+
+def grafana_args(location: str, names: Names, zone_redundant: bool, workspace_id: pulumi.Input[str]) -> dict[str, Any]:
+    return {
+        "workspace_name": f"graf-{names.stem}"[:23],
+        "location": location,
+        "sku": dashboard.ResourceSkuArgs(name="Standard"),
+        "identity": dashboard.ManagedServiceIdentityArgs(type="SystemAssigned"),
+        "properties": dashboard.ManagedGrafanaPropertiesArgs(
+            grafana_integrations=dashboard.GrafanaIntegrationsArgs(
+                azure_monitor_workspace_integrations=[
+                    dashboard.AzureMonitorWorkspaceIntegrationArgs(azure_monitor_workspace_resource_id=workspace_id)
+                ]
+            ),
+            zone_redundancy="Enabled" if zone_redundant else "Disabled",
+        ),
+    }
+
+
+def recording_rule_args(rule: RecordingRule) -> alertsmanagement.PrometheusRuleArgs:
+    return alertsmanagement.PrometheusRuleArgs(
+        record=rule.record, expression=rule.expression, labels=rule.labels or None, enabled=True
+    )
+
+
+def alert_rule_args(rule: AlertRule, action_group_id: pulumi.Input[str]) -> alertsmanagement.PrometheusRuleArgs:
+    return alertsmanagement.PrometheusRuleArgs(
+        alert=rule.alert,
+        expression=rule.expression,
+        for_=rule.for_,
+        severity=rule.severity,
+        enabled=True,
+        labels={"team": "ml-platform"},
+        annotations={"summary": rule.summary, "runbook": rule.runbook},
+        actions=[alertsmanagement.PrometheusRuleGroupActionArgs(action_group_id=action_group_id)],
+        resolve_configuration=alertsmanagement.PrometheusRuleResolveConfigurationArgs(
+            auto_resolved=True, time_to_resolve="PT10M"
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class ManagedPrometheusArgs:
+    azure: AzureContext
+    monitoring: MonitoringSettings
+    # Namespaces whose failed jobs alert (the teams').
+    team_namespaces: Sequence[str]
+    # Entra ID groups that become Grafana admins.
+    admin_group_object_ids: Sequence[str]
+    zone_redundant: bool
+    protect: bool
+    cluster_id: pulumi.Input[str]
+    log_analytics_workspace_id: pulumi.Input[str]
+
+
+class ManagedPrometheus(PlatformComponent):
+    TYPE = "aks-mlops:monitoring:ManagedPrometheus"
+
+    workspace_id: pulumi.Output[str]
+    grafana_endpoint: pulumi.Output[str] | None
+
+    def __init__(self, name: str, args: ManagedPrometheusArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(name, opts)
+        azure = args.azure
+        group, location, cluster_name, tags = azure.resource_group_name, azure.location, azure.names.cluster, azure.tags
+
+        workspace = monitor.AzureMonitorWorkspace(
+            f"{name}-workspace",
+            azure_monitor_workspace_name=f"amw-{azure.names.stem}",
+            resource_group_name=group,
+            location=location,
+            tags=tags,
+            opts=self.child(protect=args.protect),
+        )
+        endpoint = monitor.DataCollectionEndpoint(
+            f"{name}-endpoint",
+            data_collection_endpoint_name=data_collection_name("MSProm", location, cluster_name, 44),
+            resource_group_name=group,
+            location=location,
+            kind="Linux",
+            tags=tags,
+            opts=self.child(),
+        )
+        rule = monitor.DataCollectionRule(
+            f"{name}-rule",
+            resource_group_name=group,
+            **prometheus_rule_args(location, cluster_name, workspace.id, endpoint.id),
+            tags=tags,
+            opts=self.child(),
+        )
+        monitor.DataCollectionRuleAssociation(
+            f"{name}-association",
+            association_name="ContainerInsightsMetricsExtension",
+            resource_uri=args.cluster_id,
+            data_collection_rule_id=rule.id,
+            description="Managed Prometheus: cluster -> data collection rule -> Azure Monitor workspace",
+            opts=self.child(),
+        )
+        insights = monitor.DataCollectionRule(
+            f"{name}-container-insights",
+            resource_group_name=group,
+            **container_insights_rule_args(location, cluster_name, args.log_analytics_workspace_id),
+            tags=tags,
+            opts=self.child(),
+        )
+        monitor.DataCollectionRuleAssociation(
+            f"{name}-container-insights-association",
+            association_name="ContainerInsightsExtension",
+            resource_uri=args.cluster_id,
+            data_collection_rule_id=insights.id,
+            opts=self.child(),
+        )
+
+        scopes = [workspace.id, args.cluster_id]
+        for prefix, rules in (
+            ("NodeRecordingRulesRuleGroup", NODE_RECORDING_RULES),
+            ("KubernetesRecordingRulesRuleGroup", KUBERNETES_RECORDING_RULES),
+        ):
+            self._rule_group(name, azure, prefix, scopes, [recording_rule_args(r) for r in rules])
+        action_group = monitor.ActionGroup(
+            f"{name}-action-group",
+            resource_group_name=group,
+            **action_group_args(args.monitoring, azure.names),
+            tags=tags,
+            opts=self.child(),
+        )
+        alerts = alert_rules(args.monitoring.thresholds, args.team_namespaces)
+        self._rule_group(name, azure, "MLPlatformAlerts", scopes, [alert_rule_args(a, action_group.id) for a in alerts])
+        monitor.DiagnosticSetting(
+            f"{name}-audit-logs", **audit_log_args(args.cluster_id, args.log_analytics_workspace_id), opts=self.child()
+        )
+
+        self.workspace_id = workspace.id
+        self.grafana_endpoint = self._grafana(name, args, workspace) if args.monitoring.grafana_enabled else None
+        self.register_outputs({"workspaceId": self.workspace_id})
+
+    def _rule_group(
+        self,
+        name: str,
+        azure: AzureContext,
+        prefix: str,
+        scopes: Sequence[pulumi.Input[str]],
+        rules: list[alertsmanagement.PrometheusRuleArgs],
+    ) -> None:
+        alertsmanagement.PrometheusRuleGroup(
+            f"{name}-{prefix}",
+            rule_group_name=f"{prefix}-{azure.names.cluster}",
+            resource_group_name=azure.resource_group_name,
+            location=azure.location,
+            cluster_name=azure.names.cluster,
+            scopes=list(scopes),
+            interval="PT1M",
+            enabled=True,
+            rules=rules,
+            opts=self.child(),
+        )
+
+    def _grafana(
+        self, name: str, args: ManagedPrometheusArgs, workspace: monitor.AzureMonitorWorkspace
+    ) -> pulumi.Output[str]:
+        azure = args.azure
+        grafana = dashboard.Grafana(
+            f"{name}-grafana",
+            resource_group_name=azure.resource_group_name,
+            **grafana_args(azure.location, azure.names, args.zone_redundant, workspace.id),
+            tags=azure.tags,
+            opts=self.child(),
+        )
+        assign_role(
+            f"{name}-grafana-reads-metrics",
+            role_guid=MONITORING_DATA_READER,
+            scope=workspace.id,
+            principal_id=grafana.identity.apply(lambda identity: identity.principal_id),
+            principal_type="ServicePrincipal",
+            subscription_id=azure.subscription_id,
+            opts=self.child(),
+        )
+        for group in args.admin_group_object_ids:
+            assign_role(
+                f"{name}-grafana-admin-{group[:8]}",
+                role_guid=GRAFANA_ADMIN,
+                scope=grafana.id,
+                principal_id=group,
+                principal_type="Group",
+                subscription_id=azure.subscription_id,
+                opts=self.child(),
+            )
+        return grafana.properties.apply(lambda properties: properties.endpoint)

@@ -1,0 +1,73 @@
+"""`Queueing`: the priorities, the Kueue install and every Kueue object of the stack.
+
+Flavors are the GPU pools' derived facts and quotas the teams' settings (built in
+`components.queueing.kueue`); this component registers them in dependency order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.base.component import PlatformComponent
+from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
+from components.config.teams import KueueSettings, TeamSettings
+from components.core.naming import KUEUE_NAMESPACE
+from components.core.placement import system_placement
+from components.core.pool_facts import GpuPoolFacts
+from components.core.versions import KUEUE
+from components.queueing.kueue import kueue_custom_resources, kueue_values, local_queue
+from components.queueing.priorities import PRIORITIES, priority_class, workload_priority_class
+
+
+@dataclass(frozen=True)
+class QueueingArgs:
+    kueue: KueueSettings
+    teams: Sequence[TeamSettings]
+    flavors: Mapping[str, GpuPoolFacts]
+    provider: pulumi.ProviderResource
+    # Team namespaces (LocalQueues go into them) and the Training Operator (its CRDs must exist
+    # before Kueue starts its PyTorchJob/TFJob integrations).
+    team_namespaces: Mapping[str, pulumi.Resource]
+    training_operator: pulumi.Resource
+
+
+class Queueing(PlatformComponent):
+    """Priorities, the Kueue install, and every Kueue object of the stack."""
+
+    TYPE = "aks-mlops:queueing:Queueing"
+
+    kueue_release: k8s.helm.v3.Release
+
+    def __init__(self, name: str, args: QueueingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(name, opts)
+        kube = self.child(provider=args.provider)
+        for priority in PRIORITIES:
+            apply_manifest(f"{name}-priority-{priority.name}", priority_class(priority), kube)
+
+        namespace = apply_manifest(f"{name}-kueue-namespace", namespace_manifest(KUEUE_NAMESPACE), kube)
+        # The custom resources below depend on the release, which completes only once the chart's
+        # CRDs exist and the controller (which reports ready only when its webhooks serve) is ready.
+        self.kueue_release = helm_release(
+            f"{name}-kueue",
+            KUEUE,
+            KUEUE_NAMESPACE,
+            kueue_values(args.kueue, system_placement()),
+            self.child(provider=args.provider, depends_on=[namespace, args.training_operator]),
+        )
+        after_kueue = self.child(provider=args.provider, depends_on=[self.kueue_release])
+        for priority in PRIORITIES:
+            apply_manifest(f"{name}-workload-priority-{priority.name}", workload_priority_class(priority), after_kueue)
+        for manifest in kueue_custom_resources(args.teams, args.flavors, args.kueue):
+            kind = manifest["kind"].lower()
+            apply_manifest(f"{name}-{kind}-{manifest['metadata']['name']}", manifest, after_kueue)
+        for team in args.teams:
+            apply_manifest(
+                f"{name}-localqueue-{team.name}",
+                local_queue(team),
+                self.child(provider=args.provider, depends_on=[self.kueue_release, args.team_namespaces[team.name]]),
+            )
+        self.register_outputs({"kueueRelease": self.kueue_release.name})
