@@ -1,4 +1,7 @@
-"""Consistency checks of the VM size catalog, plus spot checks against the documentation it cites."""
+"""The VM size catalog (`components.core.catalog`): consistency checks, and spot checks against its sources.
+
+The spot checks compare entries with the Microsoft Learn size pages and the AKS MIG article the catalog cites.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Prometheus rules and the Grafana dashboard: every query parses and uses only metrics that are scraped.
+"""`components.monitoring.rules` and the Grafana dashboard (pure): every query parses and reads only scraped metrics.
 
 The central check walks every PromQL expression (recording rules, alerts built from each stack's
 settings, dashboard panels) and requires each metric it reads to be produced by a scrape target
-of `components.metric_sources` or by a recording rule. A renamed metric, or a rule reading a
-target nobody scrapes, fails here instead of becoming an alert that can never fire.
+of `components.core.metric_sources` or by a recording rule. A renamed metric, or a rule reading a
+target nobody scrapes, fails here instead of becoming an alert that can never fire. Nothing here
+runs the engine: alerts are built from each stack's validated settings.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from components.monitoring.rules import (
     iso_duration,
 )
 from offline.engine import PROJECT_DIR, load_stack_config, stack_files
-from tests.builders import settings_for
+from tests.support.config import settings_for
 
 STACKS = sorted(stack_files())
 DEV = load_stack_config("dev")

@@ -13,10 +13,8 @@ from typing import Any
 
 import pytest
 
-from components.monitoring.prometheus import data_collection_name
 from offline.engine import ProgramRun, load_stack_config, run_stack
 from offline.fake_azure import IDENTITY_PRINCIPAL_ID, SUBSCRIPTION_ID
-from tests.builders import settings_for
 
 WORKSPACE = "azure-native:monitor:AzureMonitorWorkspace"
 DCE = "azure-native:monitor:DataCollectionEndpoint"
@@ -157,24 +155,6 @@ def test_endpoint_and_rule_names_follow_the_aks_cli_within_azure_limits(stack: s
     assert rule_name == f"{prefix}{cluster_name(stack_config)}"
 
 
-@pytest.mark.parametrize(
-    ("cluster", "max_length", "expected"),
-    [
-        ("aks-mlops-dev", 44, "MSProm-eastus2-aks-mlops-dev"),
-        ("a" * 60, 44, "MSProm-eastus2-" + "a" * 29),
-        # The cut lands right after a hyphen: the name must still end with a letter or digit.
-        ("a" * 28 + "-" + "b" * 10, 44, "MSProm-eastus2-" + "a" * 28),
-        ("aks_ml.ops", 64, "MSProm-eastus2-aksmlops"),
-    ],
-    ids=["fits", "truncated", "no-trailing-hyphen", "invalid-characters-dropped"],
-)
-def test_data_collection_name(cluster: str, max_length: int, expected: str) -> None:
-    name = data_collection_name("MSProm", "eastus2", cluster, max_length)
-    assert name == expected
-    assert len(name) <= max_length
-    assert re.fullmatch(r"[A-Za-z0-9-]*[A-Za-z0-9]", name)
-
-
 # --- the cluster side and Container Insights ----------------------------------------------------------
 
 
@@ -307,10 +287,6 @@ def grafana_reader(run: ProgramRun) -> Any:
     return assignment
 
 
-def test_prod_stack_file_enables_grafana() -> None:
-    assert grafana_enabled(load_stack_config("prod")) is True
-
-
 def test_grafana_exists_exactly_when_enabled(stack: str, stack_runs, stack_config) -> None:
     run = stack_runs[stack]
     enabled = grafana_enabled(stack_config)
@@ -382,7 +358,3 @@ def test_workspace_is_protected_in_prod_only(stack: str, stack_runs, stack_confi
 def test_workspace_id_is_exported(stack: str, stack_runs, stack_config) -> None:
     run = stack_runs[stack]
     assert run.outputs["azureMonitorWorkspaceId"] == workspace_id(run, stack_config)
-
-
-def test_settings_agree_with_the_stack_files_on_grafana(stack_config: dict) -> None:
-    assert settings_for(stack_config).monitoring.grafana_enabled is grafana_enabled(stack_config)

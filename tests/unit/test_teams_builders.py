@@ -1,17 +1,12 @@
-"""Team workspaces: namespace guard rails, quotas sized from settings, network rules, workload identity."""
+"""`components.teams` builders (pure): a team namespace's guard rails, its quota sized from settings (what Kueue
+could admit, borrowing included) and its network rules. Workload identity per stack is in
+`tests/program/test_team_identity.py`."""
 
 from __future__ import annotations
 
-from components.teams import (
-    TOKEN_EXCHANGE_AUDIENCE,
-    limit_range,
-    namespace,
-    network_policies,
-    resource_quota,
-)
+from components.teams import limit_range, namespace, network_policies, resource_quota
 from offline.engine import load_stack_config
-from offline.fake_azure import IDENTITY_CLIENT_ID, IDENTITY_PRINCIPAL_ID, SUBSCRIPTION_ID
-from tests.builders import settings_for
+from tests.support.config import settings_for
 
 PROD = settings_for(load_stack_config("prod"))
 FLAVORS = {facts.name: facts for facts in PROD.pool_facts}
@@ -70,31 +65,3 @@ def test_network_policies_isolate_the_namespace_but_allow_nccl_dns_and_azure() -
     assert block["ipBlock"]["cidr"] == "0.0.0.0/0"
     # Cluster-internal ranges and the node metadata endpoint stay closed.
     assert {"10.0.0.0/8", "169.254.0.0/16"} <= set(block["ipBlock"]["except"])
-
-
-def test_every_team_has_a_federated_identity_with_data_rights_on_its_own_container(
-    stack: str, stack_runs, stack_config
-) -> None:
-    run = stack_runs[stack]
-    (cluster,) = run.of_type("azure-native:containerservice:ManagedCluster")
-    for team in stack_config["aks-mlops:teams"]:
-        name, namespace_name = team["name"], team.get("namespace", team["name"])
-        identity = run.named(f"{name}-identity")
-        federation = run.named(f"{name}-federation").inputs
-        assert federation["resourceName"] == identity.inputs["resourceName"]
-        assert federation["subject"] == f"system:serviceaccount:{namespace_name}:training"
-        assert federation["audiences"] == [TOKEN_EXCHANGE_AUDIENCE]
-        assert federation["issuer"] == run.outputs["oidcIssuerUrl"]
-        container = run.named(f"{name}-container").inputs
-        assert container["containerName"] == namespace_name and container["publicAccess"] == "None"
-        role = run.named(f"{name}-blob-data").inputs
-        account = run.named("shared-storage-account").inputs["accountName"]
-        assert role["scope"].endswith(f"/storageAccounts/{account}/blobServices/default/containers/{namespace_name}")
-        assert role["principalId"] == IDENTITY_PRINCIPAL_ID
-        assert role["roleDefinitionId"].endswith("/roleDefinitions/ba92f5b4-2d11-453d-a403-e96b0029c9fe")
-        assert role["roleDefinitionId"].startswith(f"/subscriptions/{SUBSCRIPTION_ID}/")
-        assert role["principalType"] == "ServicePrincipal"
-        service_account = run.named(f"{name}-service-account").inputs
-        assert service_account["metadata"]["namespace"] == namespace_name
-        assert service_account["metadata"]["annotations"] == {"azure.workload.identity/client-id": IDENTITY_CLIENT_ID}
-        assert cluster.inputs["oidcIssuerProfile"] == {"enabled": True}

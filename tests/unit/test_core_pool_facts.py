@@ -1,19 +1,22 @@
-"""Derived pool facts: labels, taints, tolerations and GPU capacity computed from pool settings."""
+"""Derived pool facts (`components.core.pool_facts`): labels, taints, tolerations and GPU capacity of one pool.
+
+Each test loads the minimal dev config with one GPU pool of its own, so the facts follow from that pool alone.
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from components.config.loader import load_settings
 from components.core.catalog import find_vm_size
+from components.core.pool_facts import GpuPoolFacts
 from components.core.scheduling import SPOT_LABEL
-from offline.engine import load_stack_config
-from tests.builders import pool_config, settings_for
-
-DEV = load_stack_config("dev")
+from tests.support.config import A100, dev_raw, gpu_pool
 
 
-def facts_of(mig_strategy: str = "mixed", **pool_fields: object):
-    settings = settings_for(DEV, gpuPools=[pool_config(**pool_fields)], migStrategy=mig_strategy)
+def facts_of(mig_strategy: str = "mixed", **pool_fields: object) -> GpuPoolFacts:
+    """The facts of the one GPU pool `gpu_pool(**pool_fields)`, under the given MIG strategy."""
+    settings = load_settings(dev_raw(gpuPools=[gpu_pool(**pool_fields)], migStrategy=mig_strategy))
     return settings.pool_facts[0]
 
 
@@ -30,7 +33,7 @@ def test_whole_gpu_pool_capacity_is_gpus_per_node_times_max_nodes() -> None:
     [("mixed", "nvidia.com/mig-1g.10gb"), ("single", "nvidia.com/gpu")],
 )
 def test_mig_pool_offers_seven_1g_slices_per_a100_under_either_strategy(strategy: str, resource: str) -> None:
-    facts = facts_of(strategy, migProfile="MIG1g", maxCount=4)
+    facts = facts_of(strategy, vmSize=A100, migProfile="MIG1g", maxCount=4)
     assert facts.gpu_resource == resource
     assert facts.mig_slice == "1g.10gb"
     assert facts.resources_per_node == 7  # one A100 80GB, seven 1g.10gb instances

@@ -1,20 +1,19 @@
 """Monitoring settings: alert receivers, Grafana and alert thresholds, as the engine hands them over.
 
-Every invalid case asserts the exact key path of the error, like tests/test_settings.py.
+Every invalid case asserts the exact key path of the error; the prod rule on Grafana is tested with the
+other prod rules in test_config_prod.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
 from components.config.loader import load_settings
 from components.config.monitoring import AlertThresholds, MonitoringSettings
 from offline.engine import load_stack_config
-from tests.builders import settings_for
-from tests.test_settings import load_error, prod_raw, raw
+from tests.support.config import dev_raw, load_error, prod_raw, settings_for, thresholds_raw
 
 # The documented defaults, written out here (not read from the code).
 DEFAULT_THRESHOLDS = AlertThresholds(
@@ -29,58 +28,53 @@ DEFAULT_THRESHOLDS = AlertThresholds(
 )
 
 
-def thresholds(**values: Any) -> dict[str, str]:
-    return raw(alertThresholds=values)
-
-
 INVALID: list[tuple[str, dict[str, str], str, str]] = [
-    ("emails-missing", raw(alertEmails=None), "alertEmails", "is required"),
-    ("emails-empty", raw(alertEmails=[]), "alertEmails", "is empty"),
-    ("emails-not-a-list", raw(alertEmails="oncall@example.com"), "alertEmails", "must be a list"),
-    ("email-invalid", raw(alertEmails=["not-an-email"]), "alertEmails[0]", "an email address"),
+    ("emails-missing", dev_raw(alertEmails=None), "alertEmails", "is required"),
+    ("emails-empty", dev_raw(alertEmails=[]), "alertEmails", "is empty"),
+    ("emails-not-a-list", dev_raw(alertEmails="oncall@example.com"), "alertEmails", "must be a list"),
+    ("email-invalid", dev_raw(alertEmails=["not-an-email"]), "alertEmails[0]", "an email address"),
     (
         "email-invalid-second",
-        raw(alertEmails=["oncall@example.com", "oncall at example.com"]),
+        dev_raw(alertEmails=["oncall@example.com", "oncall at example.com"]),
         "alertEmails[1]",
         "an email address",
     ),
-    ("email-not-a-string", raw(alertEmails=[42]), "alertEmails[0]", "must be a string"),
+    ("email-not-a-string", dev_raw(alertEmails=[42]), "alertEmails[0]", "must be a string"),
     (
         "email-duplicate",
-        raw(alertEmails=["oncall@example.com", "oncall@example.com"]),
+        dev_raw(alertEmails=["oncall@example.com", "oncall@example.com"]),
         "alertEmails[1]",
         "is listed twice",
     ),
-    ("grafana-off-in-prod", prod_raw(grafanaEnabled=False), "grafanaEnabled", "must be true in prod"),
-    ("grafana-not-boolean", raw(grafanaEnabled="yes"), "grafanaEnabled", "must be true or false"),
-    ("idle-percent-0", thresholds(gpuIdlePercent=0), "alertThresholds.gpuIdlePercent", "out of range"),
-    ("idle-percent-100", thresholds(gpuIdlePercent=100), "alertThresholds.gpuIdlePercent", "out of range"),
-    ("idle-percent-text", thresholds(gpuIdlePercent="ten"), "alertThresholds.gpuIdlePercent", "whole number"),
-    ("memory-percent-40", thresholds(gpuMemoryPercent=40), "alertThresholds.gpuMemoryPercent", "out of range"),
-    ("rpo-1-minute", thresholds(checkpointRpoMinutes=1), "alertThresholds.checkpointRpoMinutes", "out of range"),
-    ("idle-for-words", thresholds(gpuIdleFor="30 minutes"), "alertThresholds.gpuIdleFor", "duration"),
-    ("idle-for-number", thresholds(gpuIdleFor=30), "alertThresholds.gpuIdleFor", "must be a string"),
-    ("memory-for-days", thresholds(gpuMemoryFor="1d"), "alertThresholds.gpuMemoryFor", "duration"),
+    ("grafana-not-boolean", dev_raw(grafanaEnabled="yes"), "grafanaEnabled", "must be true or false"),
+    ("idle-percent-0", thresholds_raw(gpuIdlePercent=0), "alertThresholds.gpuIdlePercent", "out of range"),
+    ("idle-percent-100", thresholds_raw(gpuIdlePercent=100), "alertThresholds.gpuIdlePercent", "out of range"),
+    ("idle-percent-text", thresholds_raw(gpuIdlePercent="ten"), "alertThresholds.gpuIdlePercent", "whole number"),
+    ("memory-percent-40", thresholds_raw(gpuMemoryPercent=40), "alertThresholds.gpuMemoryPercent", "out of range"),
+    ("rpo-1-minute", thresholds_raw(checkpointRpoMinutes=1), "alertThresholds.checkpointRpoMinutes", "out of range"),
+    ("idle-for-words", thresholds_raw(gpuIdleFor="30 minutes"), "alertThresholds.gpuIdleFor", "duration"),
+    ("idle-for-number", thresholds_raw(gpuIdleFor=30), "alertThresholds.gpuIdleFor", "must be a string"),
+    ("memory-for-days", thresholds_raw(gpuMemoryFor="1d"), "alertThresholds.gpuMemoryFor", "duration"),
     (
         "stalled-for-iso",
-        thresholds(throughputStalledFor="PT15M"),
+        thresholds_raw(throughputStalledFor="PT15M"),
         "alertThresholds.throughputStalledFor",
         "duration",
     ),
-    ("pending-for-empty", thresholds(pendingTooLongFor=""), "alertThresholds.pendingTooLongFor", "duration"),
+    ("pending-for-empty", thresholds_raw(pendingTooLongFor=""), "alertThresholds.pendingTooLongFor", "duration"),
     (
         "node-not-ready-for-fraction",
-        thresholds(gpuNodeNotReadyFor="1.5h"),
+        thresholds_raw(gpuNodeNotReadyFor="1.5h"),
         "alertThresholds.gpuNodeNotReadyFor",
         "duration",
     ),
     (
         "unknown-threshold",
-        thresholds(gpuIdlePercnt=20),
+        thresholds_raw(gpuIdlePercnt=20),
         "alertThresholds.gpuIdlePercnt",
         "did you mean 'gpuIdlePercent'?",
     ),
-    ("thresholds-not-an-object", raw(alertThresholds=[10]), "alertThresholds", "must be an object"),
+    ("thresholds-not-an-object", dev_raw(alertThresholds=[10]), "alertThresholds", "must be an object"),
 ]
 
 
@@ -95,25 +89,20 @@ def test_invalid_monitoring_settings_name_their_key(config: dict[str, str], path
 
 
 def test_defaults() -> None:
-    monitoring = load_settings(raw()).monitoring
+    monitoring = load_settings(dev_raw()).monitoring
     assert monitoring == MonitoringSettings(
         alert_emails=("oncall@example.com",), grafana_enabled=False, thresholds=DEFAULT_THRESHOLDS
     )
 
 
 def test_an_empty_thresholds_object_means_all_defaults() -> None:
-    assert load_settings(thresholds()).monitoring.thresholds == DEFAULT_THRESHOLDS
+    assert load_settings(thresholds_raw()).monitoring.thresholds == DEFAULT_THRESHOLDS
 
 
 def test_grafana_may_be_off_in_dev_and_on_anywhere() -> None:
-    assert load_settings(raw(grafanaEnabled=False)).monitoring.grafana_enabled is False
-    assert load_settings(raw(grafanaEnabled=True)).monitoring.grafana_enabled is True
+    assert load_settings(dev_raw(grafanaEnabled=False)).monitoring.grafana_enabled is False
+    assert load_settings(dev_raw(grafanaEnabled=True)).monitoring.grafana_enabled is True
     assert load_settings(prod_raw()).monitoring.grafana_enabled is True
-
-
-def test_prod_needs_grafana_set_explicitly() -> None:
-    # The default (false) is refused in prod just like an explicit false.
-    load_error(prod_raw(grafanaEnabled=None), "grafanaEnabled")
 
 
 def test_every_threshold_is_read() -> None:
@@ -127,7 +116,7 @@ def test_every_threshold_is_read() -> None:
         "pendingTooLongFor": "2h",
         "gpuNodeNotReadyFor": "90s",
     }
-    assert load_settings(thresholds(**given)).monitoring.thresholds == AlertThresholds(
+    assert load_settings(thresholds_raw(**given)).monitoring.thresholds == AlertThresholds(
         gpu_idle_percent=20,
         gpu_idle_for="45m",
         gpu_memory_percent=90,
@@ -152,7 +141,7 @@ def test_every_threshold_is_read() -> None:
     ids=["idle-1", "idle-99", "memory-50", "memory-99", "rpo-5", "rpo-one-week"],
 )
 def test_threshold_bounds_are_accepted(key: str, value: int, field: str) -> None:
-    loaded = load_settings(thresholds(**{key: value})).monitoring.thresholds
+    loaded = load_settings(thresholds_raw(**{key: value})).monitoring.thresholds
     assert loaded == replace(DEFAULT_THRESHOLDS, **{field: value})
 
 
@@ -166,7 +155,7 @@ def test_threshold_bounds_are_accepted(key: str, value: int, field: str) -> None
     ids=["memory-100", "rpo-4", "rpo-over-a-week"],
 )
 def test_threshold_just_outside_the_bounds_is_refused(key: str, value: int, path: str) -> None:
-    load_error(thresholds(**{key: value}), path)
+    load_error(thresholds_raw(**{key: value}), path)
 
 
 def test_prod_stack_file_values() -> None:

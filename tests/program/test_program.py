@@ -10,8 +10,7 @@ import pytest
 
 from components.config.pools import DRIVER_FOR_SOFTWARE
 from components.core.catalog import find_vm_size
-from offline.engine import ProgramRun, load_stack_config, run_stack
-from tests.builders import settings_for
+from offline.engine import ProgramRun, run_stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 
@@ -106,30 +105,6 @@ def test_exports_name_the_cluster_and_summarize_pool_capacity(stack: str, stack_
         assert exported["gpusPerNode"] == vm.gpu_count
         assert exported["capacityAtMax"] == vm.gpu_count * slices * pool["maxCount"]
         assert (exported["minCount"], exported["maxCount"]) == (pool.get("minCount", 0), pool["maxCount"])
-
-
-def test_dev_is_small_spot_and_public_with_authorized_ranges() -> None:
-    settings = settings_for(load_stack_config("dev"))
-    assert not settings.private_cluster and settings.authorized_ip_ranges
-    assert not settings.defender_enabled
-    (pool,) = settings.gpu_pools
-    assert pool.spot and pool.vm.gpu_model and "T4" in pool.vm.gpu_model
-    assert (pool.min_count, pool.max_count) == (0, 2)
-
-
-def test_prod_has_training_distributed_and_mig_pools_all_from_zero() -> None:
-    settings = settings_for(load_stack_config("prod"))
-    assert settings.cluster_tier == "Standard" and settings.defender_enabled and settings.availability_zones
-    assert settings.private_cluster or settings.authorized_ip_ranges
-    pools = {pool.name: pool for pool in settings.gpu_pools}
-    assert all(pool.min_count == 0 for pool in pools.values())
-    single_a100 = [
-        p for p in pools.values() if p.vm.gpu_count == 1 and "A100 80GB" in (p.vm.gpu_model or "") and not p.mig_profile
-    ]
-    assert single_a100 and single_a100[0].max_count == 8
-    h100 = [p for p in pools.values() if p.vm.gpu_count == 8 and "H100" in (p.vm.gpu_model or "")]
-    assert h100 and h100[0].max_count == 2
-    assert any(p.mig_profile and "A100" in (p.vm.gpu_model or "") for p in pools.values())
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,13 @@
-"""The policy pack's resource rules (and prod rules), each proven on a compliant and a violating case.
+"""The policy pack's test vocabulary, shared by the program tests of the resource and stack rules.
 
-Every case starts from the resources the real program registers for a stack (`stack_runs`), turned
-into the policy SDK's resources by `offline.policy_check.to_policy_resources`, deep-copied and then
-mutated, so the rules are tested on exactly the shapes the Pulumi CLI hands them. The helpers here
-are shared with `test_policies_stack.py` (stack rules, policy config, the whole pack).
+A case starts from the resources the real program registers for a stack (`stack_runs`), turned into the
+policy SDK's resources by `offline.policy_check.to_policy_resources` and deep-copied (`PolicyStack`), then
+mutated (`setting`, `options`, `combine`, and the pod-bearing `job` and `pytorch_job`), so the rules are
+tested on exactly the shapes the Pulumi CLI hands them. `ok` and `bad` make a compliant or violating
+`Case`; `reported` validates one the way the CLI does.
+
+The resource and prod rules' case table (`CASES`) lives here too: the resource tests run it, and the
+pack's coverage test counts it together with the stack rules' cases.
 """
 
 from __future__ import annotations
@@ -29,6 +33,14 @@ from offline.policy_check import load_policy_config, policy_properties, to_polic
 POLICIES = {policy.name: policy for policy in ALL_POLICIES}
 CLUSTER = "platform-cluster"
 DELETE = object()  # `setting(..., DELETE)` removes the property
+# Rules that only prod's policy config enforces, and the one rule every stack only warns about.
+PROD_RULES = {
+    "prod-stateful-resources-protected",
+    "prod-api-server-restricted",
+    "prod-defender-enabled",
+    "prod-standard-tier",
+}
+ADVISORY_RULE = "gpu-quota-within-capacity-when-borrowing"
 
 
 class PolicyStack:
@@ -223,6 +235,8 @@ def ok(policy: str, stack: str, mutate: Mutation | None = None, variant: str = "
 def bad(policy: str, stack: str, mutate: Mutation, expected: str, variant: str = "", **kwargs: Any) -> Case:
     return Case(policy, stack, mutate, expected, variant, **kwargs)
 
+
+# --- the resource and prod rules' cases ---------------------------------------------------------
 
 TRAINER = "ghcr.io/acme/trainer"
 DIGEST = "sha256:" + "0123456789abcdef" * 4
@@ -564,26 +578,3 @@ PROD_CASES = [
 ]
 
 CASES = RESOURCE_CASES + PROD_CASES
-
-
-@pytest.mark.parametrize("case", [c.param() for c in CASES if c.expected is None])
-def test_compliant_case_reports_nothing(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
-    assert reported(case, stack_runs) == []
-
-
-@pytest.mark.parametrize("case", [c.param() for c in CASES if c.expected is not None])
-def test_violating_case_names_the_offender(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
-    messages = reported(case, stack_runs)
-    assert case.expected is not None
-    assert any(case.expected in message for message in messages), messages
-    assert len(messages) == case.count, messages
-
-
-def test_cases_leave_the_captured_runs_untouched(stack_runs: dict[str, ProgramRun]) -> None:
-    before = copy.deepcopy([r.inputs for r in stack_runs["prod"].resources])
-    for case in CASES:
-        if case.stack == "prod":
-            reported(case, stack_runs)
-    assert [r.inputs for r in stack_runs["prod"].resources] == before
-    assert stack_runs["prod"].named("a100-pool").ignore_changes == ("count",)
-    assert stack_runs["prod"].named(CLUSTER).protect is True

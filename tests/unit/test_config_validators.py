@@ -1,4 +1,6 @@
-"""Unit tests of the single-value validators and of `ConfigNode`'s engine-string handling."""
+"""The single-value validators (`components.config.validators`) and `ConfigNode`'s engine-string handling.
+
+Each validator is called on a `ConfigNode` directly, without `load_settings`; every refusal names the key."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from components.config import validators
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.core.scheduling import Taint
+from tests.support.config import assert_error_names
 
 PATH = "some.path"
 
@@ -19,10 +22,7 @@ def node(value: object) -> ConfigNode:
 
 
 def refused(excinfo: pytest.ExceptionInfo[ConfigError], path: str = PATH) -> ConfigError:
-    error = excinfo.value
-    assert error.path == path
-    assert str(error).startswith(f"aks-mlops:{path}: ")
-    return error
+    return assert_error_names(excinfo.value, path)
 
 
 # --- taints ---------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The provider kubeconfig: AKS's interactive kubelogin user rewritten for non-interactive logins."""
+"""`components.cluster.kubeconfig` (pure): AKS's interactive kubelogin user rewritten for non-interactive logins."""
 
 from __future__ import annotations
 

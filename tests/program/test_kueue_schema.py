@@ -8,6 +8,10 @@ plus the CEL rules and webhook checks that matter, evaluated here in Python.
 The CRD files live beside the project (`../shared/schemas/kueue-v0.19.2`); the schema tests are
 skipped without them. The structural tests compare the objects with the stack files and need
 nothing else.
+
+Both sources are checked: each stack's program run (hence this module's place in `program`) and the
+pure builders. The checker's own tests (quantities, metadata, strictness, the hand-written rules) stay
+beside the checker, since test modules share no code and the program-run checks need it too.
 """
 
 from __future__ import annotations
@@ -24,13 +28,12 @@ import jsonschema
 import pytest
 import yaml
 
-from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.config.settings import Settings
 from components.queueing.kueue import kueue_custom_resources, local_queue
 from components.queueing.priorities import PRIORITIES, workload_priority_class
 from offline.engine import PROJECT, PROJECT_DIR, CapturedResource, ProgramRun, load_stack_config
-from tests.builders import engine_raw, pool_config, settings_for
+from tests.support.config import engine_raw
 
 SCHEMA_DIR = PROJECT_DIR.parent / "shared" / "schemas" / "kueue-v0.19.2"
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -548,15 +551,6 @@ def test_resource_flavor_rules_catch_violations(spec: dict[str, Any], fragment: 
     flavor = {"apiVersion": f"{KUEUE_GROUP}/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "x"}, "spec": spec}
     errors = resource_flavor_rule_errors(flavor)
     assert any(fragment in error for error in errors), errors
-
-
-def test_gpu_pool_named_like_the_cpu_flavor() -> None:
-    """A GPU pool named `cpu` must be refused, or its flavor must not collide with the CPU flavor."""
-    teams = [{"name": "team-a", "cpu": 8, "memory": "32Gi", "gpuQuota": {"cpu": 1}}]
-    with pytest.raises(ConfigError) as error:
-        settings_for(load_stack_config("dev"), gpuPools=[pool_config(name="cpu")], teams=teams)
-    assert error.value.path == "gpuPools[0].name"
-    assert "Kueue CPU flavor" in error.value.problem
 
 
 # --- structure: the objects say what the stack file says ------------------------------------------------

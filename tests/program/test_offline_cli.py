@@ -1,31 +1,31 @@
-"""`python -m offline <stack>`: the offline run a fresh machine can do without cloud access."""
+"""`python -m offline <stack>`: the offline run a fresh machine can do without cloud access.
+
+The command's `main` runs in-process (its output read with `capsys`); one test spawns the real
+`python -m offline` to prove the module works as a command, with its exit status and output. In-process
+runs leave logging alone: pytest's logging plugin keeps handlers on the root logger, so the
+`logging.basicConfig` in `main` does nothing.
+"""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
+from offline.__main__ import main
 from offline.engine import PROJECT_DIR, load_stack_config
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "offline", *args],
-        cwd=PROJECT_DIR,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def test_offline_run_lists_components_pools_and_capacity(stack: str, stack_config: dict) -> None:
-    result = run_cli(stack)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+def test_offline_run_lists_components_pools_and_capacity(
+    stack: str, stack_config: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main([stack])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    out = captured.out
     assert "aks-mlops:cluster:AksCluster  platform" in out
     assert "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" in out
     assert "azure-native:containerservice:ManagedCluster  platform-cluster" in out
@@ -36,14 +36,22 @@ def test_offline_run_lists_components_pools_and_capacity(stack: str, stack_confi
     assert "kubeconfig (secret)" in out
 
 
-def test_rejected_config_exits_2_naming_the_key_without_a_traceback(tmp_path) -> None:
+def test_rejected_config_exits_2_naming_the_key_without_a_traceback(tmp_path: Path) -> None:
+    """The one test that spawns the real command: a shell sees main's exit status and only the message."""
     # A copy of the project whose dev stack asks for MIG on a T4.
     for name in ("__main__.py", "Pulumi.yaml"):
         (tmp_path / name).write_text((PROJECT_DIR / name).read_text())
     config = load_stack_config("dev")
     config["aks-mlops:gpuPools"][0]["migProfile"] = "MIG1g"
     (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump({"config": config}))
-    result = run_cli("broken", "--project-dir", str(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "broken", "--project-dir", str(tmp_path)],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 2
     assert "aks-mlops:gpuPools[0].migProfile: 'MIG1g' is not supported on Standard_NC8as_T4_v3" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
@@ -51,4 +59,7 @@ def test_rejected_config_exits_2_naming_the_key_without_a_traceback(tmp_path) ->
 
 @pytest.mark.parametrize("args", [["nosuchstack"], []])
 def test_unknown_or_missing_stack_is_a_usage_error(args: list[str]) -> None:
-    assert run_cli(*args).returncode == 2
+    # argparse ends a usage error with SystemExit(2), which is the command's exit status.
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2

@@ -1,9 +1,9 @@
-"""The Training Operator install: pinned kustomization, operator placed on the System pool."""
+"""`components.training.place_operator` (pure): the Training Operator's Deployment placed on the System pool, other
+objects untouched. The pinned kustomization each stack installs is in `tests/program/test_addon_installs.py`."""
 
 from __future__ import annotations
 
 from components.core.placement import system_placement
-from components.core.versions import TRAINING_OPERATOR_KUSTOMIZATION, TRAINING_OPERATOR_VERSION
 from components.training import place_operator
 
 DEPLOYMENT = {
@@ -32,11 +32,3 @@ def test_other_objects_are_left_alone() -> None:
     other_deployment = {**DEPLOYMENT, "metadata": {"name": "something-else"}}
     assert place_operator(service, system_placement()) is None
     assert place_operator(other_deployment, system_placement()) is None
-
-
-def test_kustomization_is_pinned_by_tag_over_https(stack_runs) -> None:
-    assert TRAINING_OPERATOR_KUSTOMIZATION.startswith("https://")
-    assert TRAINING_OPERATOR_KUSTOMIZATION.endswith(f"?ref={TRAINING_OPERATOR_VERSION}")
-    for run in stack_runs.values():
-        (install,) = run.of_type("kubernetes:kustomize/v2:Directory")
-        assert install.inputs["directory"] == TRAINING_OPERATOR_KUSTOMIZATION

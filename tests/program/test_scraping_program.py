@@ -16,7 +16,7 @@ import yaml
 from components.core.metric_sources import AMA_METRICS_PODS, KUEUE, METRICS_PORT, TRAINING_METRICS_LABEL
 from components.core.versions import DCGM_EXPORTER
 from offline.engine import ProgramRun, load_stack_config, stack_files
-from tests.builders import settings_for
+from tests.support.config import settings_for
 
 STACKS = sorted(stack_files())
 SOFTWARE = {stack: load_stack_config(stack).get("aks-mlops:gpuSoftware", "device-plugin") for stack in STACKS}

@@ -1,14 +1,17 @@
-"""Kueue's install and configuration: pinned chart, manager config from settings, resource groups."""
+"""`components.queueing.kueue` builders (pure): the manager config from settings, the chart values, each team's
+resource groups, and the settings check that keeps a GPU flavor from colliding with the CPU flavor. The pinned
+release each stack installs is in `tests/program/test_addon_installs.py`."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
+from components.config.errors import ConfigError
 from components.core.placement import system_placement
-from components.core.versions import KUEUE
 from components.queueing.kueue import INTEGRATIONS, kueue_values, manager_config, resource_groups
 from offline.engine import load_stack_config
-from tests.builders import settings_for
+from tests.support.config import gpu_pool, settings_for
 
 PROD = settings_for(load_stack_config("prod"))
 
@@ -78,11 +81,10 @@ def test_whole_gpus_and_each_mig_slice_size_are_separate_resource_groups() -> No
     ]
 
 
-def test_kueue_release_is_pinned_oci_and_waits_for_the_training_operator(stack: str, stack_runs) -> None:
-    run = stack_runs[stack]
-    (release,) = [r for r in run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == KUEUE.chart]
-    assert release.inputs["chart"] == "oci://registry.k8s.io/kueue/charts/kueue"
-    assert release.inputs["version"] == KUEUE.version == "0.19.2"
-    assert release.inputs["namespace"] == "kueue-system"
-    (operator,) = run.of_type("kubernetes:kustomize/v2:Directory")
-    assert operator.urn in release.dependencies
+def test_gpu_pool_named_like_the_cpu_flavor() -> None:
+    """A GPU pool named `cpu` must be refused, or its flavor must not collide with the CPU flavor."""
+    teams = [{"name": "team-a", "cpu": 8, "memory": "32Gi", "gpuQuota": {"cpu": 1}}]
+    with pytest.raises(ConfigError) as error:
+        settings_for(load_stack_config("dev"), gpuPools=[gpu_pool(name="cpu")], teams=teams)
+    assert error.value.path == "gpuPools[0].name"
+    assert "Kueue CPU flavor" in error.value.problem

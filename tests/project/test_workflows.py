@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from offline.engine import PROJECT_DIR
+
+ROOT = PROJECT_DIR
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
 WORKFLOW_FILES = sorted([*WORKFLOW_DIR.glob("*.yml"), *WORKFLOW_DIR.glob("*.yaml")])
 PULL_REQUEST = WORKFLOW_DIR / "pull-request.yml"

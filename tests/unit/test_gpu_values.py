@@ -1,11 +1,12 @@
-"""GPU software: the device plugin or the GPU Operator, targeted at exactly the GPU pools."""
+"""`components.gpu` builders (pure): device plugin and GPU Operator values, tolerations and the MIG manager's
+config, targeted at exactly the GPU pools. Which chart each stack installs is in
+`tests/program/test_addon_installs.py`."""
 
 from __future__ import annotations
 
-import pytest
 import yaml
 
-from components.core.versions import GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
+from components.config.settings import Settings
 from components.gpu import (
     GPU_OPERATOR_NAMESPACE,
     MIG_PARTED_CONFIG,
@@ -14,8 +15,8 @@ from components.gpu import (
     gpu_tolerations,
     mig_parted_config,
 )
-from offline.engine import ProgramRun, load_stack_config
-from tests.builders import pool_config, settings_for
+from offline.engine import load_stack_config
+from tests.support.config import gpu_pool, mig_pool, settings_for
 
 DEV = load_stack_config("dev")
 SPOT_TOLERATION = {
@@ -27,16 +28,14 @@ SPOT_TOLERATION = {
 GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 
 
-def two_pools(software: str = "device-plugin"):
+def two_pools(software: str = "device-plugin") -> Settings:
     """A spot T4 pool and an on-demand A100 MIG pool with an extra taint."""
     return settings_for(
         DEV,
         gpuSoftware=software,
         gpuPools=[
-            pool_config(name="t4", vmSize="Standard_NC8as_T4_v3", spot=True, maxCount=2),
-            pool_config(
-                name="mig", migProfile="MIG3g", taints=["sku=gpu:NoSchedule", "dedicated=hpo:NoExecute"], maxCount=1
-            ),
+            gpu_pool(name="t4", vmSize="Standard_NC8as_T4_v3", spot=True, maxCount=2),
+            mig_pool(migProfile="MIG3g", taints=["sku=gpu:NoSchedule", "dedicated=hpo:NoExecute"], maxCount=1),
         ],
     )
 
@@ -99,32 +98,3 @@ def test_operator_owns_driver_toolkit_mig_manager_and_dcgm_and_tolerates_the_poo
     assert values["operator"]["tolerations"] == [
         {"key": "CriticalAddonsOnly", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
     ]
-
-
-def releases(run: ProgramRun) -> dict[str, dict]:
-    return {r.inputs["name"]: r.inputs for r in run.of_type("kubernetes:helm.sh/v3:Release")}
-
-
-@pytest.mark.parametrize(
-    ("stack", "installed", "absent"),
-    [("dev", NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR), ("prod", GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN)],
-)
-def test_each_stack_installs_exactly_one_gpu_stack_pinned(stack_runs, stack: str, installed, absent) -> None:
-    by_name = releases(stack_runs[stack])
-    assert absent.chart not in by_name
-    release = by_name[installed.chart]
-    assert release["version"] == installed.version
-    assert release["repositoryOpts"] == {"repo": installed.repository}
-
-
-def test_prod_operator_release_depends_on_its_mig_config(stack_runs) -> None:
-    run = stack_runs["prod"]
-    (release,) = [r for r in run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == GPU_OPERATOR.chart]
-    config_map = run.named("gpu-software-mig-parted-config")
-    assert config_map.urn in release.dependencies
-    assert release.inputs["namespace"] == GPU_OPERATOR_NAMESPACE
-    # The MIG pool of prod carries the label naming a layout of that ConfigMap.
-    layouts = yaml.safe_load(config_map.inputs["data"]["config.yaml"])["mig-configs"]
-    pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type("azure-native:containerservice:AgentPool")}
-    assert pools["a100mig"]["nodeLabels"]["nvidia.com/mig.config"] in layouts
-    assert all(pool["gpuProfile"]["driver"] == "None" for pool in pools.values())

@@ -1,18 +1,26 @@
-"""Shared storage: the three StorageClasses and each team's claims, per stack."""
+"""Shared storage in each stack's program run: the three StorageClasses, each team's claims, and the team storage
+account, which receives exactly what `storage_account_args` returns (its values are checked in
+`tests/unit/test_storage_builders.py`)."""
 
 from __future__ import annotations
 
-from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS
+from pulumi_azure_native import storage
+
+from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS, stack_tags
+from components.storage import storage_account_args
+from offline.engine import ProgramRun
+from tests.support.config import settings_for
+from tests.support.engine import registered_inputs
 
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
 CLAIM = "kubernetes:core/v1:PersistentVolumeClaim"
 
 
-def classes(run) -> dict[str, dict]:
+def classes(run: ProgramRun) -> dict[str, dict]:
     return {r.inputs["metadata"]["name"]: r.inputs for r in run.of_type(STORAGE_CLASS)}
 
 
-def test_datasets_class_is_blob_nfs_premium_with_nconnect(stack: str, stack_runs) -> None:
+def test_datasets_class_is_blob_nfs_premium_with_nconnect(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
     datasets = classes(stack_runs[stack])[DATASETS_CLASS]
     assert datasets["provisioner"] == "blob.csi.azure.com"
     assert datasets["parameters"] == {"protocol": "nfs", "skuName": "Premium_LRS"}
@@ -20,14 +28,14 @@ def test_datasets_class_is_blob_nfs_premium_with_nconnect(stack: str, stack_runs
     assert datasets["allowVolumeExpansion"] is True
 
 
-def test_shared_files_class_is_premium_azure_files(stack: str, stack_runs) -> None:
+def test_shared_files_class_is_premium_azure_files(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
     shared = classes(stack_runs[stack])[SHARED_FILES_CLASS]
     assert shared["provisioner"] == "file.csi.azure.com"
     assert shared["parameters"] == {"skuName": "Premium_LRS"}
     assert {"mfsymlinks", "cache=strict", "actimeo=30", "nosharesock"} <= set(shared["mountOptions"])
 
 
-def test_checkpoint_class_retains_volumes_and_can_grow(stack: str, stack_runs) -> None:
+def test_checkpoint_class_retains_volumes_and_can_grow(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
     checkpoints = classes(stack_runs[stack])[CHECKPOINTS_CLASS]
     assert checkpoints["provisioner"] == "file.csi.azure.com"
     assert checkpoints["parameters"]["skuName"] == "Premium_LRS"
@@ -35,7 +43,9 @@ def test_checkpoint_class_retains_volumes_and_can_grow(stack: str, stack_runs) -
     assert checkpoints["allowVolumeExpansion"] is True
 
 
-def test_every_team_gets_rwx_datasets_and_retained_checkpoints(stack: str, stack_runs, stack_config) -> None:
+def test_every_team_gets_rwx_datasets_and_retained_checkpoints(
+    stack: str, stack_runs: dict[str, ProgramRun], stack_config: dict
+) -> None:
     run = stack_runs[stack]
     claims = {(r.inputs["metadata"]["namespace"], r.inputs["metadata"]["name"]): r for r in run.of_type(CLAIM)}
     is_prod = stack_config["aks-mlops:environment"] == "prod"
@@ -56,12 +66,19 @@ def test_every_team_gets_rwx_datasets_and_retained_checkpoints(stack: str, stack
         assert class_urns <= set(checkpoints.dependencies) and class_urns <= set(datasets.dependencies)
 
 
-def test_team_storage_account_refuses_shared_keys_and_is_protected_in_prod(
-    stack: str, stack_runs, stack_config
+def test_team_storage_account_gets_the_builder_arguments_and_is_protected_in_prod(
+    stack: str, stack_runs: dict[str, ProgramRun], stack_config: dict
 ) -> None:
-    (account,) = stack_runs[stack].of_type("azure-native:storage:StorageAccount")
-    assert account.inputs["allowSharedKeyAccess"] is False
-    assert account.inputs["allowBlobPublicAccess"] is False
-    assert account.inputs["minimumTlsVersion"] == "TLS1_2"
+    run = stack_runs[stack]
+    (account,) = run.of_type("azure-native:storage:StorageAccount")
+    settings = settings_for(stack_config)
+    assert account.inputs == registered_inputs(
+        storage.StorageAccountArgs,
+        account_name=account.inputs["accountName"],
+        resource_group_name=run.named("platform-rg").inputs["resourceGroupName"],
+        tags=stack_tags(settings.environment, settings.tags),
+        # Zone-redundant exactly when the stack's cluster spans zones.
+        **storage_account_args(settings.location, bool(settings.availability_zones)),
+    )
     assert account.protect is (stack_config["aks-mlops:environment"] == "prod")
     assert len(account.inputs["accountName"]) <= 24 and account.inputs["accountName"].isalnum()

@@ -1,60 +1,68 @@
-"""The offline plan (`python -m offline <stack> --out DIR`): reports for every stack, exit codes."""
+"""The offline plan (`python -m offline <stack> --out DIR`): reports for every stack, exit codes.
+
+The command's `main` runs in-process: each stack's plan once per module, written into a temporary folder
+that several tests read. tests/program/test_offline_cli.py spawns the real command once.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import subprocess
-import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
 from components.core.catalog import find_vm_size
+from offline.__main__ import main
 from offline.engine import PROJECT_DIR, load_stack_config
-from offline.plan import PRICE_TABLE, cost
-from tests.builders import settings_for
+from offline.plan import PRICE_TABLE
 
 PRICES = yaml.safe_load(PRICE_TABLE.read_text())
 
 
-def run_plan(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "offline", *args],
-        cwd=PROJECT_DIR,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+@dataclass(frozen=True)
+class Plan:
+    """One in-process run of `python -m offline <stack> --out <out> --quiet`."""
+
+    out: Path
+    code: int
+    stdout: str
+    stderr: str
+    seconds: float
 
 
 @pytest.fixture(scope="module")
-def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, subprocess.CompletedProcess[str], float]]:
+def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
     results = {}
     for stack in ("dev", "prod"):
         out = tmp_path_factory.mktemp(f"plan-{stack}")
+        # `capsys` is per test; a module-scoped run captures the command's output itself.
+        stdout, stderr = io.StringIO(), io.StringIO()
         started = time.perf_counter()
-        result = run_plan(stack, "--out", str(out), "--quiet")
-        results[stack] = (out, result, time.perf_counter() - started)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main([stack, "--out", str(out), "--quiet"])
+        results[stack] = Plan(out, code, stdout.getvalue(), stderr.getvalue(), time.perf_counter() - started)
     return results
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_plan_succeeds_quickly_and_shows_progress(plans, stack: str) -> None:
-    out, result, seconds = plans[stack]
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "[1/3] validating settings and running the program" in result.stdout
-    assert "[3/3] writing reports" in result.stdout
-    assert seconds < 60
+    plan = plans[stack]
+    assert plan.code == 0, plan.stdout + plan.stderr
+    assert "[1/3] validating settings and running the program" in plan.stdout
+    assert "[3/3] writing reports" in plan.stdout
+    assert plan.seconds < 60
     expected = {"inventory.md", "inventory.json", "capacity.md", "capacity.json", "cost.md", "cost.json"}
-    assert expected | {"policy.md", "policy.json", "summary.md"} <= {p.name for p in out.iterdir()}
+    assert expected | {"policy.md", "policy.json", "summary.md"} <= {p.name for p in plan.out.iterdir()}
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_every_kubernetes_object_is_one_applicable_yaml_file(plans, stack: str, stack_runs) -> None:
-    out, _, _ = plans[stack]
+    out = plans[stack].out
     own_objects = [
         r
         for r in stack_runs[stack].resources
@@ -78,7 +86,7 @@ def test_every_kubernetes_object_is_one_applicable_yaml_file(plans, stack: str, 
 
 
 def test_inventory_lists_every_resource_with_protection(plans, stack_runs) -> None:
-    out, _, _ = plans["prod"]
+    out = plans["prod"].out
     inventory = json.loads((out / "inventory.json").read_text())
     assert len(inventory) == len(stack_runs["prod"].resources)
     cluster = next(item for item in inventory if item["type"] == "azure-native:containerservice:ManagedCluster")
@@ -86,7 +94,7 @@ def test_inventory_lists_every_resource_with_protection(plans, stack_runs) -> No
 
 
 def test_capacity_report_matches_pools_and_team_quotas(plans) -> None:
-    out, _, _ = plans["prod"]
+    out = plans["prod"].out
     config = load_stack_config("prod")
     report = {row["flavor"]: row for row in json.loads((out / "capacity.json").read_text())}
     for pool in config["aks-mlops:gpuPools"]:
@@ -101,7 +109,7 @@ def test_capacity_report_matches_pools_and_team_quotas(plans) -> None:
 
 
 def test_cost_estimate_uses_the_dated_price_table(plans) -> None:
-    out, _, _ = plans["dev"]
+    out = plans["dev"].out
     estimate = json.loads((out / "cost.json").read_text())
     config = load_stack_config("dev")
     hours = PRICES["hoursPerMonth"]
@@ -118,29 +126,21 @@ def test_cost_estimate_uses_the_dated_price_table(plans) -> None:
     assert estimate["priceTable"]["date"] == PRICES["date"]
 
 
-def test_stack_config_overrides_prices() -> None:
-    settings = settings_for(
-        load_stack_config("dev"),
-        costModel={"vmHourlyUsd": {"Standard_NC8as_T4_v3": 2.0}, "spotPriceRatio": 0.5, "hoursPerMonth": 100},
-    )
-    table, pools, _ = cost(settings)
-    t4 = next(p for p in pools if p.vm_size == "Standard_NC8as_T4_v3")
-    assert t4.hourly == pytest.approx(1.0)
-    assert t4.monthly_at_max == pytest.approx(1.0 * 100 * t4.max_nodes)
-    assert table["hoursPerMonth"] == 100
-
-
 def test_policy_results_are_written_and_clean(plans) -> None:
     for stack in ("dev", "prod"):
-        out, _, _ = plans[stack]
+        out = plans[stack].out
         assert json.loads((out / "policy.json").read_text()) == []
         assert "0 mandatory" in (out / "summary.md").read_text()
 
 
-def test_a_dev_grade_stack_checked_with_prod_strictness_fails_with_exit_1(tmp_path: Path) -> None:
-    result = run_plan("dev", "--out", str(tmp_path), "--quiet", "--policy-config", "policies/config/prod.json")
-    assert result.returncode == 1
-    assert "mandatory: [prod-standard-tier]" in result.stdout
+def test_a_dev_grade_stack_checked_with_prod_strictness_fails_with_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A relative --policy-config is read from the working directory, as in CI at the project root.
+    monkeypatch.chdir(PROJECT_DIR)
+    code = main(["dev", "--out", str(tmp_path), "--quiet", "--policy-config", "policies/config/prod.json"])
+    assert code == 1
+    assert "mandatory: [prod-standard-tier]" in capsys.readouterr().out
     violations = json.loads((tmp_path / "policy.json").read_text())
     assert {v["policy"] for v in violations} >= {
         "prod-standard-tier",

@@ -1,0 +1,38 @@
+"""The policy pack's resource rules (and prod rules), each proven on a compliant and a violating case.
+
+The cases (`tests.support.policy.CASES`) start from the resources the real program registers for a stack
+(`stack_runs`), deep-copied and then mutated, so the rules are tested on exactly the shapes the Pulumi CLI
+hands them.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from offline.engine import ProgramRun
+from tests.support.policy import CASES, CLUSTER, Case, reported
+
+
+@pytest.mark.parametrize("case", [c.param() for c in CASES if c.expected is None])
+def test_compliant_case_reports_nothing(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
+    assert reported(case, stack_runs) == []
+
+
+@pytest.mark.parametrize("case", [c.param() for c in CASES if c.expected is not None])
+def test_violating_case_names_the_offender(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
+    messages = reported(case, stack_runs)
+    assert case.expected is not None
+    assert any(case.expected in message for message in messages), messages
+    assert len(messages) == case.count, messages
+
+
+def test_cases_leave_the_captured_runs_untouched(stack_runs: dict[str, ProgramRun]) -> None:
+    before = copy.deepcopy([r.inputs for r in stack_runs["prod"].resources])
+    for case in CASES:
+        if case.stack == "prod":
+            reported(case, stack_runs)
+    assert [r.inputs for r in stack_runs["prod"].resources] == before
+    assert stack_runs["prod"].named("a100-pool").ignore_changes == ("count",)
+    assert stack_runs["prod"].named(CLUSTER).protect is True

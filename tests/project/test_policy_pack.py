@@ -1,0 +1,89 @@
+"""The policy pack as part of the project: its rules' names, the constants it shares with the program,
+the per-stack policy config files, and the pack's own project files. None of these runs the program.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+from aks_mlops_policies import ALL_POLICIES, prod_rules
+from aks_mlops_policies.props import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
+from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
+from pulumi_policy import EnforcementLevel
+
+from components import compute
+from components.core import naming
+from components.monitoring import scraping
+from offline.policy_check import POLICY_DIR, effective_enforcement, load_policy_config
+from offline.policy_check import policy_properties as properties
+from tests.support.policy import ADVISORY_RULE, POLICIES, PROD_RULES
+
+# --- the rules and their per-stack config ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ALL_POLICIES, ids=[p.name for p in ALL_POLICIES])
+def test_policy_is_kebab_case_and_described(policy: Any) -> None:
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", policy.name)
+    assert policy.description and policy.description.strip()
+
+
+def test_pack_constants_match_the_program() -> None:
+    """The rules read what the program writes: the pools' fact tags and the operator's DCGM labels."""
+    assert GPU_RESOURCE_TAG == compute.GPU_RESOURCE_TAG
+    assert UNITS_PER_NODE_TAG == compute.UNITS_PER_NODE_TAG
+    assert OPERATOR_DCGM_LABELS == scraping.OPERATOR_DCGM_POD_LABELS
+    assert prod_rules.CHECKPOINT_CLAIM == naming.CHECKPOINTS_CLAIM
+
+
+def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:
+    config = load_policy_config("dev")
+    for policy in ALL_POLICIES:
+        expected = (
+            EnforcementLevel.DISABLED
+            if policy.name in PROD_RULES
+            else EnforcementLevel.ADVISORY
+            if policy.name == ADVISORY_RULE
+            else EnforcementLevel.MANDATORY
+        )
+        assert effective_enforcement(policy, config) == expected, policy.name
+
+
+def test_prod_config_makes_every_rule_mandatory_but_the_advisory_one() -> None:
+    config = load_policy_config("prod")
+    for policy in ALL_POLICIES:
+        expected = EnforcementLevel.ADVISORY if policy.name == ADVISORY_RULE else EnforcementLevel.MANDATORY
+        assert effective_enforcement(policy, config) == expected, policy.name
+
+
+def test_prod_config_lists_the_protected_types() -> None:
+    protected = properties(POLICIES["prod-stateful-resources-protected"], load_policy_config("prod"))
+    assert "azure-native:monitor:AzureMonitorWorkspace" in protected["protectedTypes"]
+    assert "azure-native:containerservice:ManagedCluster" in protected["protectedTypes"]
+    file_entry = load_policy_config("prod")["prod-stateful-resources-protected"]
+    assert protected["protectedTypes"] == file_entry["protectedTypes"]
+
+
+# --- the pack's project files --------------------------------------------------------------------
+
+
+def test_pack_main_only_constructs_the_pack() -> None:
+    text = (POLICY_DIR / "__main__.py").read_text()
+    assert "from aks_mlops_policies import ALL_POLICIES" in text
+    assert text.count("PolicyPack(") == 1
+    assert "policies=ALL_POLICIES" in text
+    assert not re.search(r"^\s*def |ValidationPolicy\(", text, re.M), "rules belong in aks_mlops_policies"
+
+
+def test_pack_project_file() -> None:
+    project = yaml.safe_load((POLICY_DIR / "PulumiPolicy.yaml").read_text())
+    runtime = project["runtime"]
+    assert (runtime["name"] if isinstance(runtime, dict) else runtime) == "python"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", str(project["version"]))
+
+
+def test_pack_requirements_pin_pulumi_policy() -> None:
+    lines = [line.strip() for line in (POLICY_DIR / "requirements.txt").read_text().splitlines()]
+    assert any(re.fullmatch(r"pulumi-policy==\d+\.\d+\.\d+", line) for line in lines)

@@ -1,0 +1,167 @@
+"""Stack configuration for tests: the one place that says how a test builds config and validated settings.
+
+Two starting points, so each test changes only what it is about:
+
+- The minimal configs `MINIMAL_DEV_CONFIG` and `MINIMAL_PROD_CONFIG` hold just what `load_settings` needs
+  (one `gpu_pool()`, one `team()`). `dev_raw()` and `prod_raw()` hand them over as the engine does (strings,
+  objects as JSON), and `load_error()` checks the `ConfigError` a bad value raises. Pure tests start here.
+- The project's stack files: `settings_for(load_stack_config(stack), **overrides)` validates a
+  `Pulumi.<stack>.yaml` with some keys replaced, for tests about what a real stack builds.
+
+Every builder takes overrides named like the config keys (`maxCount=4`); an override of None deletes the key.
+The capacities the tests count on: `gpu_pool()` offers 2 `nvidia.com/gpu` at max scale (2 nodes x one T4),
+`mig_pool()` offers 28 `nvidia.com/mig-1g.10gb` (4 nodes x one A100 x seven 1g.10gb slices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from components.config.errors import ConfigError
+from components.config.loader import load_settings
+from components.config.settings import Settings
+from offline.engine import namespaced, stack_settings_raw
+
+__all__ = [
+    "A100",
+    "MINIMAL_DEV_CONFIG",
+    "MINIMAL_PROD_CONFIG",
+    "T4",
+    "assert_error_names",
+    "dev_raw",
+    "engine_raw",
+    "gpu_pool",
+    "load_error",
+    "maintenance_window",
+    "mig_pool",
+    "prod_raw",
+    "quota_raw",
+    "settings_for",
+    "team",
+    "thresholds_raw",
+]
+
+# VM sizes of the catalog the builders use: one T4 per node (no MIG), one A100 80GB per node (MIG-capable).
+T4 = "Standard_NC8as_T4_v3"
+A100 = "Standard_NC24ads_A100_v4"
+
+
+def _merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `overrides` applied; an override of None deletes the key."""
+    result = dict(base)
+    for key, value in overrides.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = value
+    return result
+
+
+# --- parts of a config -----------------------------------------------------------------------------
+
+
+def gpu_pool(**overrides: Any) -> dict[str, Any]:
+    """One valid entry of `gpuPools`: a T4 training pool named `t4` that scales from 0 to 2 nodes."""
+    return _merged({"name": "t4", "vmSize": T4, "workload": "training", "maxCount": 2}, overrides)
+
+
+def mig_pool(**overrides: Any) -> dict[str, Any]:
+    """One valid entry of `gpuPools`: an A100 pool named `mig` cut into MIG1g slices, up to 4 nodes."""
+    return gpu_pool(**{"name": "mig", "vmSize": A100, "migProfile": "MIG1g", "maxCount": 4, **overrides})
+
+
+def team(**overrides: Any) -> dict[str, Any]:
+    """One valid entry of `teams`: `team-a` without GPU quota, so it is valid whatever GPU pools a config has."""
+    return _merged({"name": "team-a", "cpu": 16, "memory": "64Gi"}, overrides)
+
+
+def maintenance_window(**overrides: Any) -> dict[str, Any]:
+    """A valid maintenance window object (`autoUpgradeWindow`, `nodeOsUpgradeWindow`)."""
+    return _merged({"dayOfWeek": "Sunday", "startTime": "02:00"}, overrides)
+
+
+# --- whole configs, as the engine hands them to `load_settings` -------------------------------------
+
+MINIMAL_DEV_CONFIG: dict[str, Any] = {
+    "environment": "dev",
+    "location": "westeurope",
+    "kubernetesVersion": "1.33",
+    "authorizedIpRanges": ["203.0.113.0/24"],
+    "gpuPools": [gpu_pool()],
+    "teams": [team()],
+    "alertEmails": ["oncall@example.com"],
+}
+
+# The minimal dev config plus exactly what the prod posture (components.config.prod) demands.
+MINIMAL_PROD_CONFIG: dict[str, Any] = _merged(
+    MINIMAL_DEV_CONFIG,
+    {
+        "environment": "prod",
+        "availabilityZones": ["1", "2", "3"],
+        "clusterTier": "Standard",
+        "defenderEnabled": True,
+        "registrySku": "Premium",
+        "privateCluster": True,
+        "authorizedIpRanges": None,
+        "systemPool": {"minCount": 2},
+        "grafanaEnabled": True,
+    },
+)
+
+
+def engine_raw(config: Mapping[str, Any]) -> dict[str, str]:
+    """The project's keys of a stack config (namespaced or not) as `load_settings` receives them from the engine."""
+    return stack_settings_raw(config)
+
+
+def dev_raw(**overrides: Any) -> dict[str, str]:
+    """The minimal dev config as the engine gives it, with overrides."""
+    return engine_raw(_merged(MINIMAL_DEV_CONFIG, overrides))
+
+
+def prod_raw(**overrides: Any) -> dict[str, str]:
+    """The minimal prod config as the engine gives it, with overrides."""
+    return engine_raw(_merged(MINIMAL_PROD_CONFIG, overrides))
+
+
+def quota_raw(quota: dict[str, Any], **overrides: Any) -> dict[str, str]:
+    """`dev_raw()` with `gpu_pool()` and `mig_pool()` (flavors `t4` and `mig`) and one team holding `quota`."""
+    return dev_raw(**{"gpuPools": [gpu_pool(), mig_pool()], "teams": [team(gpuQuota=quota)], **overrides})
+
+
+def thresholds_raw(**thresholds: Any) -> dict[str, str]:
+    """`dev_raw()` with `alertThresholds` set to exactly these values."""
+    return dev_raw(alertThresholds=thresholds)
+
+
+# --- errors ------------------------------------------------------------------------------------------
+
+
+def assert_error_names(error: ConfigError, path: str) -> ConfigError:
+    """`error`, checked to name the key `path` both as its attribute and at the start of its message."""
+    assert error.path == path, str(error)
+    assert str(error).startswith(f"aks-mlops:{path}: ")
+    return error
+
+
+def load_error(config: Mapping[str, str], path: str) -> ConfigError:
+    """The ConfigError `load_settings` raises for `config`, checked to name `path`."""
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(config)
+    return assert_error_names(excinfo.value, path)
+
+
+# --- the stack files ---------------------------------------------------------------------------------
+
+
+def settings_for(config: Mapping[str, Any], **overrides: Any) -> Settings:
+    """Validated settings for a stack config dict (as in Pulumi.<stack>.yaml), with some keys replaced.
+
+    Replacing the GPU pools also replaces the teams (their quotas name the stack's pools) by one `team()`
+    without GPU quota, unless the test gives teams itself."""
+    if "gpuPools" in overrides and "teams" not in overrides:
+        overrides = {**overrides, "teams": [team()]}
+    return load_settings(engine_raw(_merged(namespaced(config), namespaced(overrides))))
