@@ -10,6 +10,7 @@ and later the policy checks all use this one harness.
 from __future__ import annotations
 
 import json
+import re
 import runpy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -164,11 +165,28 @@ def stack_files(project_dir: Path = PROJECT_DIR) -> dict[str, Path]:
     return {path.name[len("Pulumi.") : -len(".yaml")]: path for path in sorted(project_dir.glob("Pulumi.*.yaml"))}
 
 
+class StackFileLoader(yaml.SafeLoader):
+    """YAML as the Pulumi CLI reads stack files: YAML 1.2 booleans only (`true`/`false`).
+
+    PyYAML follows YAML 1.1, where `yes`, `no`, `on` and `off` are booleans; the CLI's YAML 1.2 reader
+    keeps them strings, which the config type check then refuses for a boolean key. Reading them as
+    strings here makes the offline plan refuse them too instead of accepting what `pulumi up` would not."""
+
+
+StackFileLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+StackFileLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
 def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
     path = project_dir / f"Pulumi.{stack}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"no stack file {path.name}; stacks: {', '.join(stack_files(project_dir))}")
-    return dict((yaml.safe_load(path.read_text()) or {}).get("config") or {})
+    return dict((yaml.load(path.read_text(), Loader=StackFileLoader) or {}).get("config") or {})
 
 
 def run_program(

@@ -7,17 +7,35 @@ the strings the API expects, rejecting values AKS would refuse at apply time.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from types import MappingProxyType
 
-from components.config import defaults, validators
+from components.config import defaults
 from components.config.node import ConfigNode
 
 EXPANDERS = ("least-waste", "most-pods", "priority", "random")
 
 
-def _duration(node: ConfigNode) -> str:
-    return node.string(pattern=validators.DURATION, describe="a duration such as '20s', '10m' or '1h'")
+# Durations as the AKS API takes them (Microsoft.ContainerService 2025-09-01 managedClusters.json,
+# ManagedClusterProperties.autoScalerProfile): most are "an integer followed by an 'm'. No unit of time other
+# than minutes (m) is supported"; scan-interval is seconds (AKS refuses `1m` there: Azure/azure-sdk-for-go#14311);
+# new-pod-scale-up-delay takes an integer and any unit.
+MINUTES = re.compile(r"(?:0|[1-9]\d*)m")
+SECONDS = re.compile(r"[1-9]\d*s")
+ANY_UNIT = re.compile(r"(?:0|[1-9]\d*)(?:s|m|h)")
+
+
+def _minutes(node: ConfigNode) -> str:
+    return node.string(pattern=MINUTES, describe="whole minutes such as '10m' (AKS takes no other unit here)")
+
+
+def _seconds(node: ConfigNode) -> str:
+    return node.string(pattern=SECONDS, describe="whole seconds such as '20s' (AKS takes no other unit here)")
+
+
+def _delay(node: ConfigNode) -> str:
+    return node.string(pattern=ANY_UNIT, describe="a duration such as '0s', '30s' or '2m'")
 
 
 def _count(minimum: int, maximum: int) -> Callable[[ConfigNode], str]:
@@ -49,17 +67,17 @@ READERS: MappingProxyType[str, Callable[[ConfigNode], str | bool]] = MappingProx
         "ignoreDaemonsetsUtilization": ConfigNode.boolean,
         "maxEmptyBulkDelete": _count(1, 1000),
         "maxGracefulTerminationSec": _count(0, 86400),
-        "maxNodeProvisionTime": _duration,
+        "maxNodeProvisionTime": _minutes,
         "maxTotalUnreadyPercentage": _count(0, 100),
-        "newPodScaleUpDelay": _duration,
+        "newPodScaleUpDelay": _delay,
         "okTotalUnreadyCount": _count(0, 1000),
-        "scaleDownDelayAfterAdd": _duration,
-        "scaleDownDelayAfterDelete": _duration,
-        "scaleDownDelayAfterFailure": _duration,
-        "scaleDownUnneededTime": _duration,
-        "scaleDownUnreadyTime": _duration,
+        "scaleDownDelayAfterAdd": _minutes,
+        "scaleDownDelayAfterDelete": _minutes,
+        "scaleDownDelayAfterFailure": _minutes,
+        "scaleDownUnneededTime": _minutes,
+        "scaleDownUnreadyTime": _minutes,
         "scaleDownUtilizationThreshold": _threshold,
-        "scanInterval": _duration,
+        "scanInterval": _seconds,
         "skipNodesWithLocalStorage": _string_bool,
         "skipNodesWithSystemPods": _string_bool,
     }

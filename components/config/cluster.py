@@ -66,14 +66,14 @@ def read_kubernetes_version(version_node: ConfigNode, upgrade_channel: str) -> s
     if upgrade_channel in PATCHING_CHANNELS and validators.has_patch(version):
         raise version_node.fail(
             f"pins a patch release, but upgradeChannel {upgrade_channel!r} upgrades patches itself; "
-            "give major.minor (e.g. '1.33') or set upgradeChannel to none"
+            "give major.minor (e.g. '1.36') or set upgradeChannel to none"
         )
     return version
 
 
 def read_api_server_access(private_node: ConfigNode, ranges_node: ConfigNode, warnings: list[str]) -> ApiServerAccess:
     private_cluster = private_node.boolean()
-    ranges = validators.unique(ranges_node, validators.authorized_range)
+    ranges = tuple(sorted(validators.unique(ranges_node, validators.authorized_range)))
     if private_cluster and ranges:
         raise ranges_node.fail("cannot be combined with privateCluster: true (AKS does not support both)")
     if not private_cluster and not ranges:
@@ -120,6 +120,7 @@ def read_window(node: ConfigNode) -> MaintenanceWindow:
         if end < start:
             raise span["end"].fail(f"is before start {start.isoformat()}")
         spans.append(DateSpan(start.isoformat(), end.isoformat()))
+    spans.sort(key=lambda span: (span.start, span.end))
     return MaintenanceWindow(
         day_of_week=f["dayOfWeek"].string(choices=DAYS_OF_WEEK),
         start_time=validators.clock_time(f["startTime"]),

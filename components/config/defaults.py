@@ -32,6 +32,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("kubernetesVersion", "string"),
     KeySpec("clusterTier", "string", "Free"),
     KeySpec("defenderEnabled", "boolean", False),
+    KeySpec("defenderForContainersPlan", "boolean", False),
     KeySpec("privateCluster", "boolean", False),
     KeySpec("authorizedIpRanges", "array", []),
     KeySpec("adminGroupObjectIds", "array", []),
@@ -46,6 +47,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("registrySku", "string", "Standard"),
     KeySpec("kubeloginMode", "string", "azurecli"),
     KeySpec("deployerPrincipalType", "string", "User"),
+    KeySpec("deployerObjectId", "string", ""),
     KeySpec("migStrategy", "string", "mixed"),
     KeySpec("tags", None, {}),
     KeySpec("systemPool", None, {}),
@@ -60,6 +62,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("grafanaEnabled", "boolean", False),
     KeySpec("alertThresholds", None, {}),
     KeySpec("costModel", None, {}),
+    KeySpec("storage", None, {}),
 )
 
 SYSTEM_POOL: MappingProxyType[str, Any] = MappingProxyType(
@@ -126,8 +129,13 @@ ALERT_THRESHOLDS: MappingProxyType[str, Any] = MappingProxyType(
         "checkpointRpoMinutes": 60,
         "pendingTooLongFor": "30m",
         "gpuNodeNotReadyFor": "10m",
+        "jobRunningLongerThan": "72h",
+        "podRestartsPerHour": 3,
+        "podPendingFor": "15m",
     }
 )
+
+STORAGE: MappingProxyType[str, Any] = MappingProxyType({"uid": 1000, "gid": 1000})
 
 # Object-valued keys whose fields have defaults, for the README check.
 NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
@@ -139,5 +147,6 @@ NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
         "kueue": KUEUE,
         "teams[]": TEAM,
         "alertThresholds": ALERT_THRESHOLDS,
+        "storage": STORAGE,
     }
 )

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
+
 PROJECT = "aks-mlops"
 
 
-class ConfigError(ValueError):
-    """A stack configuration value is missing, mistyped, out of range or contradicts another."""
+class ConfigError(pulumi.RunError, ValueError):
+    """A stack configuration value is missing, mistyped, out of range or contradicts another.
+
+    A `pulumi.RunError`, because the Python language host (pulumi/pulumi sdk/python/cmd/
+    pulumi-language-python-exec) prints only the message of a RunError and a full traceback for any
+    other exception; so `pulumi up` shows the one line naming the key, as the offline plan does."""
 
     def __init__(self, path: str, value: Any, problem: str) -> None:
         self.path = path

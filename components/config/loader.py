@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import pulumi
+
 from components.config import validators
 from components.config.autoscaler import read_autoscaler_profile
 from components.config.cluster import (
@@ -29,19 +31,23 @@ from components.config.cluster import (
     read_window,
 )
 from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
-from components.config.errors import PROJECT
+from components.config.errors import PROJECT, ConfigError
 from components.config.monitoring import read_monitoring
-from components.config.node import ConfigNode
+from components.config.node import ConfigNode, did_you_mean
 from components.config.pools import MIG_STRATEGIES, read_gpu_pools, read_gpu_software, read_system_pool, read_zones
 from components.config.prod import check_prod_posture
 from components.config.settings import Settings
+from components.config.storage import read_storage
 from components.config.teams import read_kueue, read_teams
 from components.core.naming import CPU_FLAVOR
 from components.core.pool_facts import derive_all_pool_facts
 
 
 def load_settings(raw: Mapping[str, str]) -> Settings:
-    """Validate raw stack config (key without namespace -> value as the engine gives it)."""
+    """Validate raw stack config (every key of the project's namespace, without the namespace -> value as the
+    engine gives it). Lists that only enumerate (zones, ranges, groups, e-mails, taints, dates) come out sorted,
+    so reordering or inserting into them in a stack file changes nothing else."""
+    _refuse_unknown_keys(raw)
     n = {spec.name: _top_level_node(spec, raw) for spec in TOP_LEVEL_KEYS}
     warnings: list[str] = []
     zones = read_zones(n["availabilityZones"])
@@ -67,9 +73,10 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         kubernetes_version=read_kubernetes_version(n["kubernetesVersion"], upgrade_channel),
         cluster_tier=n["clusterTier"].string(choices=CLUSTER_TIERS),
         defender_enabled=n["defenderEnabled"].boolean(),
+        defender_for_containers_plan=n["defenderForContainersPlan"].boolean(),
         private_cluster=access.private_cluster,
         authorized_ip_ranges=access.authorized_ip_ranges,
-        admin_group_object_ids=validators.unique(n["adminGroupObjectIds"], validators.guid),
+        admin_group_object_ids=tuple(sorted(validators.unique(n["adminGroupObjectIds"], validators.guid))),
         availability_zones=zones,
         network=network,
         upgrade_channel=upgrade_channel,
@@ -81,6 +88,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         registry_sku=n["registrySku"].string(choices=REGISTRY_SKUS),
         kubelogin_mode=n["kubeloginMode"].string(choices=KUBELOGIN_MODES),
         deployer_principal_type=n["deployerPrincipalType"].string(choices=PRINCIPAL_TYPES),
+        deployer_object_id=validators.guid(n["deployerObjectId"]) if n["deployerObjectId"].value else None,
         mig_strategy=mig_strategy,
         tags=read_tags(n["tags"]),
         system_pool=system_pool,
@@ -94,6 +102,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         teams=teams,
         monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"]),
         cost_model=read_cost_model(n["costModel"]),
+        storage=read_storage(n["storage"]),
         warnings=tuple(warnings),
     )
     check_prod_posture(settings, n)
@@ -101,11 +110,25 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
 
 
 def load_settings_from_pulumi() -> Settings:
-    """Read the current stack's configuration through `pulumi.Config` (the program's entry point)."""
-    import pulumi
+    """Read every key of the project's namespace from the stack's configuration (the program's entry point).
 
-    config = pulumi.Config(PROJECT)
-    return load_settings({spec.name: value for spec in TOP_LEVEL_KEYS if (value := config.get(spec.name)) is not None})
+    Pulumi does not refuse unknown keys of a project namespace, and `pulumi.Config` only answers for names
+    it is asked about, so the whole configuration the engine handed over is read: a misspelt key
+    (`aks-mlops:gpuSoftwre`) must stop the program, not leave its setting at the default."""
+    prefix = f"{PROJECT}:"
+    everything = pulumi.runtime.config.CONFIG.get()
+    return load_settings({key[len(prefix) :]: value for key, value in everything.items() if key.startswith(prefix)})
+
+
+def _refuse_unknown_keys(raw: Mapping[str, str]) -> None:
+    known = [spec.name for spec in TOP_LEVEL_KEYS]
+    for key in sorted(raw):
+        if key not in known:
+            raise ConfigError(
+                key,
+                raw[key],
+                f"is not a setting of this project{did_you_mean(key, known)}; see README.md, Configuration",
+            )
 
 
 def _top_level_node(spec: KeySpec, raw: Mapping[str, str]) -> ConfigNode:

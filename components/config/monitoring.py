@@ -26,6 +26,12 @@ class AlertThresholds:
     # Workloads waiting for admission (or gangs waiting for all pods) longer than this.
     pending_too_long_for: str
     gpu_node_not_ready_for: str
+    # A training job or pod running longer than this has most likely hung or lost its stopping condition.
+    job_running_longer_than: str
+    # Container restarts (or replacement pods of one job) per hour that mean a crash loop, not bad luck.
+    pod_restarts_per_hour: int
+    # Pods of admitted workloads Pending this long: no node came (quota, spot capacity, image pull).
+    pod_pending_for: str
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ def read_monitoring(emails: ConfigNode, grafana: ConfigNode, thresholds: ConfigN
         addresses.append(address)
     if not addresses:
         raise emails.fail("is empty; alerts need at least one email receiver")
-    return MonitoringSettings(tuple(addresses), grafana.boolean(), _thresholds(thresholds))
+    return MonitoringSettings(tuple(sorted(addresses, key=str.lower)), grafana.boolean(), _thresholds(thresholds))
 
 
 def _thresholds(node: ConfigNode) -> AlertThresholds:
@@ -68,4 +74,7 @@ def _thresholds(node: ConfigNode) -> AlertThresholds:
         checkpoint_rpo_minutes=whole("checkpointRpoMinutes", 5, 10080),
         pending_too_long_for=duration("pendingTooLongFor"),
         gpu_node_not_ready_for=duration("gpuNodeNotReadyFor"),
+        job_running_longer_than=duration("jobRunningLongerThan"),
+        pod_restarts_per_hour=whole("podRestartsPerHour", 1, 100),
+        pod_pending_for=duration("podPendingFor"),
     )

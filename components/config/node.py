@@ -74,7 +74,7 @@ class ConfigNode:
         if choices is not None:
             allowed = list(choices)
             if value not in allowed:
-                raise self.fail(f"is not allowed; allowed: {', '.join(allowed)}{_did_you_mean(value, allowed)}")
+                raise self.fail(f"is not allowed; allowed: {', '.join(allowed)}{did_you_mean(value, allowed)}")
         if pattern is not None and not pattern.fullmatch(value):
             raise self.fail(f"is not valid{_hint(describe)}")
         return value
@@ -132,7 +132,7 @@ class ConfigNode:
                 raise ConfigError(
                     f"{self.path}.{key}",
                     value[key],
-                    f"is not a known key; allowed: {', '.join(known)}{_did_you_mean(str(key), known)}",
+                    f"is not a known key; allowed: {', '.join(known)}{did_you_mean(str(key), known)}",
                 )
         return {key: ConfigNode(f"{self.path}.{key}", value.get(key, MISSING)) for key in known}
 
@@ -167,6 +167,7 @@ def _range(minimum: int | None, maximum: int | None) -> str:
     return ""
 
 
-def _did_you_mean(value: str, allowed: list[str]) -> str:
+def did_you_mean(value: str, allowed: list[str]) -> str:
+    """A ' (did you mean ...?)' hint naming the closest allowed value, or nothing."""
     close = difflib.get_close_matches(value, allowed, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

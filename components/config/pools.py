@@ -69,7 +69,8 @@ class GpuPoolSettings:
 
 
 def read_zones(node: ConfigNode) -> tuple[str, ...]:
-    return validators.unique(node, lambda item: item.string(choices=ZONES))
+    """Sorted: AKS zones cannot change on a pool, so a reordered list must not read as a change."""
+    return tuple(sorted(validators.unique(node, lambda item: item.string(choices=ZONES))))
 
 
 def read_gpu_software(node: ConfigNode) -> str:
@@ -136,10 +137,19 @@ def _gpu_pool(node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: st
         raise f["vmSize"].fail("has no GPU; gpuPools take NC/ND/NV GPU sizes")
     workload = f["workload"].string(choices=WORKLOAD_ROLES)
     # AKS allows up to 1000 nodes per pool.
-    min_count = f["minCount"].or_default(default["minCount"]).integer(minimum=0, maximum=1000)
+    min_node = f["minCount"].or_default(default["minCount"])
+    min_count = min_node.integer(minimum=0, maximum=1000)
     max_count = f["maxCount"].integer(minimum=1, maximum=1000)
     if max_count < min_count:
         raise f["maxCount"].fail(f"is below minCount {min_count}")
+    mig_profile = _mig_profile(f["migProfile"], vm)
+    if mig_profile is not None and min_count == 0:
+        raise min_node.fail(
+            "must be at least 1 on a MIG pool: the AKS cluster autoscaler builds a scale-from-zero node from the VM "
+            "size with nvidia.com/gpu only (kubernetes/autoscaler cloudprovider/azure azure_template.go; "
+            "Azure/AKS#5161), so pods requesting MIG slices would never scale the pool up and Kueue would evict the "
+            "admitted trials again and again; keep one node warm"
+        )
     spot = f["spot"].or_default(default["spot"]).boolean()
     if spot and workload == "inference":
         raise f["spot"].fail("is not allowed on an inference pool; Spot evictions would drop latency-critical serving")
@@ -151,7 +161,7 @@ def _gpu_pool(node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: st
         max_count=max_count,
         spot=spot,
         spot_max_price=_spot_max_price(f["spotMaxPrice"], spot),
-        mig_profile=_mig_profile(f["migProfile"], vm),
+        mig_profile=mig_profile,
         driver=_driver(f["driver"], gpu_software),
         labels=_pool_labels(f["labels"]),
         taints=_taints(f["taints"].or_default(default["taints"])),
@@ -221,4 +231,5 @@ def _taints(node: ConfigNode) -> tuple[Taint, ...]:
         raise node.fail("lists more than 7 taints; a Kueue flavor can tolerate at most 8 (one is the spot taint)")
     if not any(t.effect == "NoSchedule" for t in taints):
         raise node.fail(f"has no NoSchedule taint; CPU pods would land on GPU nodes (default: {DEFAULT_GPU_TAINT})")
-    return tuple(taints)
+    # Sorted, so reordering the list changes neither the pool's nodeTaints nor the flavor's tolerations.
+    return tuple(sorted(taints, key=lambda t: (t.key, t.effect, t.value or "")))

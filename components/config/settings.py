@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from components.config.cluster import CostModel, MaintenanceWindow, NetworkSettings
 from components.config.monitoring import MonitoringSettings
 from components.config.pools import GpuPoolSettings, SystemPoolSettings
+from components.config.storage import StorageSettings
 from components.config.teams import KueueSettings, TeamSettings
 from components.core.pool_facts import GpuPoolFacts
 
@@ -24,6 +25,8 @@ class Settings:
     kubernetes_version: str
     cluster_tier: str
     defender_enabled: bool
+    # Manage the subscription's Defender for Containers plan from this stack (one stack per subscription).
+    defender_for_containers_plan: bool
     private_cluster: bool
     authorized_ip_ranges: tuple[str, ...]
     admin_group_object_ids: tuple[str, ...]
@@ -38,6 +41,9 @@ class Settings:
     # ARM refuses a role assignment whose principalType differs from the principal's real type,
     # so the deployer's kind (a person, or CI's service principal) must be stated.
     deployer_principal_type: str
+    # The Entra ID object that deploys the stack and gets cluster-admin; None: whoever runs `pulumi up`. CI
+    # previews with a read-only identity of its own, and must still plan the deployer's role unchanged.
+    deployer_object_id: str | None
     mig_strategy: str
     tags: Mapping[str, str]
     system_pool: SystemPoolSettings
@@ -52,6 +58,7 @@ class Settings:
     teams: tuple[TeamSettings, ...]
     monitoring: MonitoringSettings
     cost_model: CostModel
+    storage: StorageSettings
     # Advice that does not stop the program (logged as warnings by __main__).
     warnings: tuple[str, ...] = field(default=())
 
@@ -62,6 +69,11 @@ class Settings:
     @property
     def protect_stateful(self) -> bool:
         """Prod keeps its cluster, logs, registry and checkpoints through an accidental `pulumi destroy`."""
+        return self.is_prod
+
+    @property
+    def spot_needs_opt_in(self) -> bool:
+        """Prod: a job runs on a spot pool (evictable at any time) only if it names its team's `spot` queue."""
         return self.is_prod
 
     @property

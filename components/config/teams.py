@@ -15,10 +15,10 @@ from components.config import defaults, validators
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.config.validators import read_quantity
-from components.core.naming import PLATFORM_NAMESPACES
+from components.core.naming import PLATFORM_NAMESPACES, SPOT_QUEUE
 from components.core.pool_facts import GpuPoolFacts
-from components.core.quantities import GIB, quantity_value
-from components.core.quotas import FlavorQuota
+from components.core.quantities import GIB, QUANTITY, quantity_value
+from components.core.quotas import DEFAULT_CONTAINER_CPU, DEFAULT_CONTAINER_MEMORY, FlavorQuota
 
 # Namespaces a team may not take: Kubernetes', AKS's, and the platform's own add-ons.
 RESERVED_NAMESPACES = frozenset(
@@ -27,6 +27,8 @@ RESERVED_NAMESPACES = frozenset(
         "app-routing-system", *PLATFORM_NAMESPACES,
     }
 )  # fmt: skip
+# A team's spot ClusterQueue is `<team>-spot` (components.queueing.kueue.team_queues).
+SPOT_QUEUE_SUFFIX = f"-{SPOT_QUEUE}"
 # Azure Files premium shares are billed and sized from 100 GiB up.
 MIN_PREMIUM_FILE_SHARE = 100 * GIB
 
@@ -79,14 +81,19 @@ def read_teams(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
         raise node.fail("is empty; the platform needs at least one team to queue work")
     teams: list[TeamSettings] = []
     for item in items:
-        team = _read_team(item, flavors, warnings)
+        team = _read_team(item, flavors)
         for other in teams:
             if other.name == team.name:
                 raise ConfigError(f"{item.path}.name", team.name, "is already used by another team")
             if other.namespace == team.namespace:
                 raise ConfigError(f"{item.path}.namespace", team.namespace, f"is already team {other.name}'s namespace")
         teams.append(team)
-    for flavor, facts in flavors.items():
+    for flavor, facts in sorted(flavors.items()):
+        if not any(q.flavor == flavor for t in teams for q in t.gpu_quotas):
+            warnings.append(
+                f"no team has quota on GPU pool {flavor}: no queued job can use it (see the capacity report); "
+                "give a team gpuQuota on it or remove the pool"
+            )
         total = sum(q.nominal for t in teams for q in t.gpu_quotas if q.flavor == flavor)
         if total > facts.capacity_at_max:
             warnings.append(
@@ -96,11 +103,15 @@ def read_teams(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
     return tuple(teams)
 
 
-def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: list[str]) -> TeamSettings:
+def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts]) -> TeamSettings:
     f = node.fields(
         ("name", "namespace", "gpuQuota", "cpu", "memory", "fairSharingWeight", "datasetsSize", "checkpointsSize")
     )
     name = validators.rfc1123_label(f["name"])
+    if name.endswith(SPOT_QUEUE_SUFFIX):
+        raise f["name"].fail(
+            f"ends with {SPOT_QUEUE_SUFFIX}, which names a team's spot ClusterQueue; pick another name"
+        )
     # Without an explicit namespace the team's name is used, so that is the key to blame.
     namespace_node = f["namespace"] if f["namespace"].present else f["name"]
     namespace = validators.rfc1123_label(namespace_node)
@@ -118,9 +129,9 @@ def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
     return TeamSettings(
         name=name,
         namespace=namespace,
-        gpu_quotas=_gpu_quotas(f["gpuQuota"], flavors, warnings),
-        cpu=read_quantity(f["cpu"], describe="CPU cores such as 64 or '500m'"),
-        memory=read_quantity(f["memory"], describe="memory such as '512Gi'"),
+        gpu_quotas=_gpu_quotas(f["gpuQuota"], flavors),
+        cpu=_at_least_a_container(f["cpu"], DEFAULT_CONTAINER_CPU, describe="CPU cores such as 64 or '500m'"),
+        memory=_memory(f["memory"]),
         fair_sharing_weight=format(Decimal(str(weight)).normalize(), "f"),
         datasets_size=read_quantity(
             f["datasetsSize"].or_default(default["datasetsSize"]), describe="a size such as '1Ti'"
@@ -129,7 +140,7 @@ def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
     )
 
 
-def _gpu_quotas(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: list[str]) -> tuple[FlavorQuota, ...]:
+def _gpu_quotas(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts]) -> tuple[FlavorQuota, ...]:
     quotas = []
     entries = node.fields(flavors) if node.present else {}
     for flavor, entry in entries.items():
@@ -137,16 +148,36 @@ def _gpu_quotas(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings:
             continue
         facts = flavors[flavor]
         quota = _flavor_quota(flavor, entry)
+        # A flavor's quota can only be used on its own pool's nodes, so a nominal quota above the pool's
+        # capacity at max scale can never run in full: Kueue would admit the excess and the pods would wait
+        # for nodes the autoscaler may not add, until waitForPodsReady evicts them, again and again. Borrowing
+        # and lending move quota between teams but add no nodes, so no other team's quota can make up for it.
         if quota.nominal > facts.capacity_at_max:
-            message = (
-                f"nominal quota {quota.nominal} exceeds what pool {flavor} offers at max scale: "
-                f"{facts.capacity_at_max} {facts.gpu_resource}"
+            raise entry.fail(
+                f"is more than pool {flavor} can ever run: {facts.resources_per_node} {facts.gpu_resource} per node "
+                f"x maxCount {facts.max_nodes} = {facts.capacity_at_max} at max scale; lower the quota or raise "
+                "the pool's maxCount"
             )
-            if not quota.may_borrow:
-                raise entry.fail(f"is too large; {message}")
-            warnings.append(f"{entry.path}: {message}; admission will depend on borrowing")
         quotas.append(quota)
     return tuple(quotas)
+
+
+def _at_least_a_container(node: ConfigNode, container_request: str, *, describe: str) -> str:
+    """A team-wide quantity that holds at least one container's default request (the LimitRange's), or the
+    LimitRange would default requests above its own max, which the API server rejects halfway through `up`."""
+    value = read_quantity(node, describe=describe)
+    if quantity_value(value) < quantity_value(container_request):
+        raise node.fail(f"is below {container_request}, the default request of one container in the team namespace")
+    return value
+
+
+def _memory(node: ConfigNode) -> str:
+    """Memory with a byte unit: a bare number is bytes in Kubernetes (`64` = 64 bytes), never what was meant."""
+    value = read_quantity(node, describe="memory such as '512Gi'")
+    match = QUANTITY.fullmatch(value)
+    if match is None or match.group("suffix") in (None, "m"):
+        raise node.fail("has no byte unit; Kubernetes reads a bare number as bytes: write e.g. '64Gi' or '512G'")
+    return _at_least_a_container(node, DEFAULT_CONTAINER_MEMORY, describe="memory such as '512Gi'")
 
 
 def _flavor_quota(flavor: str, node: ConfigNode) -> FlavorQuota:

@@ -38,8 +38,11 @@ TAINT = re.compile(r"(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>[A-Za-
 RESERVED_DOMAINS = ("kubernetes.azure.com", "kubernetes.io", "k8s.io")
 
 KUBERNETES_VERSION = re.compile(r"(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)(?:\.(?P<patch>0|[1-9]\d*))?")
-# Kueue 0.19 requires Kubernetes >= 1.29 (Kueue installation docs); older clusters cannot run the queueing layer.
-MIN_KUBERNETES_MINOR = 29
+# The oldest minor AKS still offers in standard support at the end of 2026: the AKS release calendar
+# (learn.microsoft.com/azure/aks/supported-kubernetes-versions) ends 1.34 in November 2026 and 1.35 in March
+# 2027; upstream 1.33 reached end of life on 2026-06-28. (Kueue 0.19 itself needs only 1.29.) Raise this as
+# the calendar moves.
+MIN_KUBERNETES_MINOR = 35
 
 GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 AZURE_LOCATION = re.compile(r"[a-z][a-z0-9]{2,30}")
@@ -123,15 +126,15 @@ def taint(node: ConfigNode) -> Taint:
 
 
 def kubernetes_version(node: ConfigNode) -> str:
-    version = node.string(pattern=KUBERNETES_VERSION, describe="major.minor or major.minor.patch, e.g. '1.33'")
+    version = node.string(pattern=KUBERNETES_VERSION, describe="major.minor or major.minor.patch, e.g. '1.36'")
     match = KUBERNETES_VERSION.fullmatch(version)
     assert match is not None
     if int(match.group("major")) != 1:
         raise node.fail("is not a Kubernetes 1.x version; AKS ships only 1.x")
     if int(match.group("minor")) < MIN_KUBERNETES_MINOR:
         raise node.fail(
-            f"is too old; Kueue needs Kubernetes >= 1.{MIN_KUBERNETES_MINOR} (quote the version in YAML: '1.30' "
-            "unquoted is read as the number 1.3)"
+            f"is too old; AKS supports Kubernetes >= 1.{MIN_KUBERNETES_MINOR} at the end of 2026 (quote the version "
+            "in YAML: 1.40 unquoted is read as the number 1.4)"
         )
     return version
 

@@ -64,6 +64,8 @@ class GpuPoolFacts:
     min_nodes: int
     max_nodes: int
     mig_slice: str | None
+    # Spot VMs: evictable at any time; jobs land here only if they ask (see queueing).
+    spot: bool = False
 
     @property
     def capacity_at_max(self) -> int:
@@ -136,4 +138,5 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         min_nodes=pool.min_count,
         max_nodes=pool.max_count,
         mig_slice=mig_slice,
+        spot=pool.spot,
     )

@@ -16,6 +16,11 @@ from typing import Protocol
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quantities import quantity_value
 
+# The request a container gets in a team namespace when it states none (the namespace LimitRange), so that
+# every pod counts against the quota; a team's CPU and memory quota must hold at least one of them.
+DEFAULT_CONTAINER_CPU = "500m"
+DEFAULT_CONTAINER_MEMORY = "1Gi"
+
 
 @dataclass(frozen=True)
 class FlavorQuota:

@@ -27,6 +27,7 @@ SECTION_MARKERS = {
     "kueue": "| `kueue` |",
     "teams[]": "`teams[]` fields:",
     "alertThresholds": "`alertThresholds` fields:",
+    "storage": "| `storage` |",
 }
 
 

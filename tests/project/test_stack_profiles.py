@@ -24,12 +24,15 @@ def test_dev_is_small_spot_and_public_with_authorized_ranges() -> None:
     assert (pool.min_count, pool.max_count) == (0, 2)
 
 
-def test_prod_has_training_distributed_and_mig_pools_all_from_zero() -> None:
+def test_prod_has_training_distributed_and_mig_pools_from_zero_but_a_warm_mig_node() -> None:
     settings = settings_for(load_stack_config("prod"))
     assert settings.cluster_tier == "Standard" and settings.defender_enabled and settings.availability_zones
     assert settings.private_cluster or settings.authorized_ip_ranges
     pools = {pool.name: pool for pool in settings.gpu_pools}
-    assert all(pool.min_count == 0 for pool in pools.values())
+    # Whole-GPU pools scale from zero; a MIG pool keeps one node (the AKS autoscaler cannot scale it from zero).
+    assert {name: pool.min_count for name, pool in pools.items()} == {
+        name: (1 if pool.mig_profile else 0) for name, pool in pools.items()
+    }
     single_a100 = [
         p for p in pools.values() if p.vm.gpu_count == 1 and "A100 80GB" in (p.vm.gpu_model or "") and not p.mig_profile
     ]

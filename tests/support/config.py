@@ -69,8 +69,9 @@ def gpu_pool(**overrides: Any) -> dict[str, Any]:
 
 
 def mig_pool(**overrides: Any) -> dict[str, Any]:
-    """One valid entry of `gpuPools`: an A100 pool named `mig` cut into MIG1g slices, up to 4 nodes."""
-    return gpu_pool(**{"name": "mig", "vmSize": A100, "migProfile": "MIG1g", "maxCount": 4, **overrides})
+    """One valid entry of `gpuPools`: an A100 pool named `mig` cut into MIG1g slices, 1 to 4 nodes (a MIG pool
+    keeps a node warm: the AKS autoscaler cannot scale it up from zero for slice requests)."""
+    return gpu_pool(**{"name": "mig", "vmSize": A100, "migProfile": "MIG1g", "minCount": 1, "maxCount": 4, **overrides})
 
 
 def team(**overrides: Any) -> dict[str, Any]:
@@ -88,10 +89,11 @@ def maintenance_window(**overrides: Any) -> dict[str, Any]:
 MINIMAL_DEV_CONFIG: dict[str, Any] = {
     "environment": "dev",
     "location": "westeurope",
-    "kubernetesVersion": "1.33",
+    "kubernetesVersion": "1.36",
     "authorizedIpRanges": ["203.0.113.0/24"],
     "gpuPools": [gpu_pool()],
-    "teams": [team()],
+    # The team holds quota on the pool: a pool no team can use draws a warning.
+    "teams": [team(gpuQuota={"t4": 2})],
     "alertEmails": ["oncall@example.com"],
 }
 
@@ -117,14 +119,22 @@ def engine_raw(config: Mapping[str, Any]) -> dict[str, str]:
     return stack_settings_raw(config)
 
 
+def _teams_follow_pools(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Replacing the GPU pools also replaces the teams (their quotas name the config's pools) by one `team()`
+    without GPU quota, unless the overrides give teams themselves."""
+    if "gpuPools" in overrides and "teams" not in overrides:
+        return {**overrides, "teams": [team()]}
+    return overrides
+
+
 def dev_raw(**overrides: Any) -> dict[str, str]:
-    """The minimal dev config as the engine gives it, with overrides."""
-    return engine_raw(_merged(MINIMAL_DEV_CONFIG, overrides))
+    """The minimal dev config as the engine gives it, with overrides (see `_teams_follow_pools`)."""
+    return engine_raw(_merged(MINIMAL_DEV_CONFIG, _teams_follow_pools(overrides)))
 
 
 def prod_raw(**overrides: Any) -> dict[str, str]:
-    """The minimal prod config as the engine gives it, with overrides."""
-    return engine_raw(_merged(MINIMAL_PROD_CONFIG, overrides))
+    """The minimal prod config as the engine gives it, with overrides (see `_teams_follow_pools`)."""
+    return engine_raw(_merged(MINIMAL_PROD_CONFIG, _teams_follow_pools(overrides)))
 
 
 def quota_raw(quota: dict[str, Any], **overrides: Any) -> dict[str, str]:
@@ -158,10 +168,6 @@ def load_error(config: Mapping[str, str], path: str) -> ConfigError:
 
 
 def settings_for(config: Mapping[str, Any], **overrides: Any) -> Settings:
-    """Validated settings for a stack config dict (as in Pulumi.<stack>.yaml), with some keys replaced.
-
-    Replacing the GPU pools also replaces the teams (their quotas name the stack's pools) by one `team()`
-    without GPU quota, unless the test gives teams itself."""
-    if "gpuPools" in overrides and "teams" not in overrides:
-        overrides = {**overrides, "teams": [team()]}
-    return load_settings(engine_raw(_merged(namespaced(config), namespaced(overrides))))
+    """Validated settings for a stack config dict (as in Pulumi.<stack>.yaml), with some keys replaced (see
+    `_teams_follow_pools`)."""
+    return load_settings(engine_raw(_merged(namespaced(config), namespaced(_teams_follow_pools(overrides)))))

@@ -19,12 +19,15 @@ INVALID_CASES = [
     pytest.param(dev_raw(kubernetesVersion="1"), "kubernetesVersion", "is not valid", id="version-major-only"),
     pytest.param(dev_raw(kubernetesVersion="1.33.x"), "kubernetesVersion", "is not valid", id="version-x-patch"),
     pytest.param(dev_raw(kubernetesVersion="v1.33"), "kubernetesVersion", "is not valid", id="version-v-prefix"),
-    pytest.param(dev_raw(kubernetesVersion="1.3"), "kubernetesVersion", ">= 1.29", id="version-yaml-float-trap"),
+    pytest.param(dev_raw(kubernetesVersion="1.4"), "kubernetesVersion", ">= 1.35", id="version-yaml-float-trap"),
+    # 1.33 left upstream support on 2026-06-28 and 1.34 AKS standard support in November 2026.
+    pytest.param(dev_raw(kubernetesVersion="1.33"), "kubernetesVersion", "too old", id="version-1.33-end-of-life"),
+    pytest.param(dev_raw(kubernetesVersion="1.34"), "kubernetesVersion", "too old", id="version-1.34-out-of-aks"),
     pytest.param(
         dev_raw(kubernetesVersion="2.0"), "kubernetesVersion", "not a Kubernetes 1.x version", id="version-major-2"
     ),
     pytest.param(
-        dev_raw(kubernetesVersion="1.33.2"),
+        dev_raw(kubernetesVersion="1.36.2"),
         "kubernetesVersion",
         "pins a patch release",
         id="version-patch-auto-upgrade",
@@ -120,8 +123,34 @@ INVALID_CASES = [
     pytest.param(
         dev_raw(autoscalerProfile={"scanInterval": "20 seconds"}),
         "autoscalerProfile.scanInterval",
-        "a duration",
+        "whole seconds",
         id="autoscaler-scanInterval",
+    ),
+    # The AKS API (2025-09-01) takes these in whole minutes only, and scan-interval in seconds only.
+    *(
+        pytest.param(
+            dev_raw(autoscalerProfile={key: value}),
+            f"autoscalerProfile.{key}",
+            f"whole {unit}",
+            id=f"autoscaler-{key}-{value}",
+        )
+        for key, value, unit in (
+            ("scaleDownUnneededTime", "1h", "minutes"),
+            ("scaleDownUnneededTime", "900s", "minutes"),
+            ("scaleDownDelayAfterAdd", "1h", "minutes"),
+            ("scaleDownDelayAfterDelete", "10s", "minutes"),
+            ("scaleDownDelayAfterFailure", "180s", "minutes"),
+            ("scaleDownUnreadyTime", "1h", "minutes"),
+            ("maxNodeProvisionTime", "900s", "minutes"),
+            ("scanInterval", "1m", "seconds"),
+            ("scanInterval", "0s", "seconds"),
+        )
+    ),
+    pytest.param(
+        dev_raw(autoscalerProfile={"newPodScaleUpDelay": "10 s"}),
+        "autoscalerProfile.newPodScaleUpDelay",
+        "a duration",
+        id="autoscaler-newPodScaleUpDelay",
     ),
     pytest.param(
         dev_raw(autoscalerProfile={"scaleDownUtilizationThreshold": 1.5}),
@@ -147,14 +176,14 @@ def test_version_with_leading_zeros_is_refused(version: str) -> None:
 
 
 def test_patch_version_is_accepted_without_auto_upgrade() -> None:
-    settings = load_settings(dev_raw(kubernetesVersion="1.33.2", upgradeChannel="none"))
-    assert settings.kubernetes_version == "1.33.2"
+    settings = load_settings(dev_raw(kubernetesVersion="1.36.2", upgradeChannel="none"))
+    assert settings.kubernetes_version == "1.36.2"
     assert settings.upgrade_channel == "none"
 
 
 def test_oldest_supported_kubernetes_version() -> None:
-    assert load_settings(dev_raw(kubernetesVersion="1.29")).kubernetes_version == "1.29"
-    load_error(dev_raw(kubernetesVersion="1.28"), "kubernetesVersion")
+    assert load_settings(dev_raw(kubernetesVersion="1.35")).kubernetes_version == "1.35"
+    load_error(dev_raw(kubernetesVersion="1.34"), "kubernetesVersion")
 
 
 def test_public_dev_api_server_without_ranges_warns() -> None:
@@ -228,6 +257,27 @@ def test_autoscaler_overrides_become_aks_strings() -> None:
         "expander": "least-waste",
         "balanceSimilarNodeGroups": "true",
     }
+
+
+def test_autoscaler_durations_in_the_units_aks_takes() -> None:
+    profile = load_settings(
+        dev_raw(
+            autoscalerProfile={
+                "scanInterval": "30s",
+                "scaleDownDelayAfterDelete": "0m",
+                "scaleDownDelayAfterFailure": "3m",
+                "scaleDownUnreadyTime": "20m",
+                "maxNodeProvisionTime": "15m",
+                "newPodScaleUpDelay": "30s",
+            }
+        )
+    ).autoscaler_profile
+    assert profile["scanInterval"] == "30s"
+    assert profile["scaleDownDelayAfterDelete"] == "0m"
+    assert profile["scaleDownDelayAfterFailure"] == "3m"
+    assert profile["scaleDownUnreadyTime"] == "20m"
+    assert profile["maxNodeProvisionTime"] == "15m"
+    assert profile["newPodScaleUpDelay"] == "30s"
 
 
 def test_autoscaler_threshold_and_expander() -> None:

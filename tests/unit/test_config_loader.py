@@ -184,7 +184,7 @@ def test_minimal_dev_config_values() -> None:
     settings = load_settings(dev_raw())
     assert settings.environment == "dev"
     assert settings.location == "westeurope"
-    assert settings.kubernetes_version == "1.33"
+    assert settings.kubernetes_version == "1.36"
     assert settings.authorized_ip_ranges == ("203.0.113.0/24",)
     assert settings.system_pool == SystemPoolSettings(
         name="system", vm_size="Standard_D4ds_v5", min_count=2, max_count=3, max_pods=110, os_disk_size_gb=128

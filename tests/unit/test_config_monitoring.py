@@ -25,6 +25,9 @@ DEFAULT_THRESHOLDS = AlertThresholds(
     checkpoint_rpo_minutes=60,
     pending_too_long_for="30m",
     gpu_node_not_ready_for="10m",
+    job_running_longer_than="72h",
+    pod_restarts_per_hour=3,
+    pod_pending_for="15m",
 )
 
 
@@ -115,6 +118,9 @@ def test_every_threshold_is_read() -> None:
         "checkpointRpoMinutes": 120,
         "pendingTooLongFor": "2h",
         "gpuNodeNotReadyFor": "90s",
+        "jobRunningLongerThan": "24h",
+        "podRestartsPerHour": 5,
+        "podPendingFor": "20m",
     }
     assert load_settings(thresholds_raw(**given)).monitoring.thresholds == AlertThresholds(
         gpu_idle_percent=20,
@@ -125,6 +131,9 @@ def test_every_threshold_is_read() -> None:
         checkpoint_rpo_minutes=120,
         pending_too_long_for="2h",
         gpu_node_not_ready_for="90s",
+        job_running_longer_than="24h",
+        pod_restarts_per_hour=5,
+        pod_pending_for="20m",
     )
 
 
@@ -151,17 +160,20 @@ def test_threshold_bounds_are_accepted(key: str, value: int, field: str) -> None
         ("gpuMemoryPercent", 100, "alertThresholds.gpuMemoryPercent"),
         ("checkpointRpoMinutes", 4, "alertThresholds.checkpointRpoMinutes"),
         ("checkpointRpoMinutes", 10081, "alertThresholds.checkpointRpoMinutes"),
+        ("podRestartsPerHour", 0, "alertThresholds.podRestartsPerHour"),
+        ("jobRunningLongerThan", "3 days", "alertThresholds.jobRunningLongerThan"),
     ],
-    ids=["memory-100", "rpo-4", "rpo-over-a-week"],
+    ids=["memory-100", "rpo-4", "rpo-over-a-week", "restarts-0", "running-not-a-duration"],
 )
-def test_threshold_just_outside_the_bounds_is_refused(key: str, value: int, path: str) -> None:
+def test_threshold_just_outside_the_bounds_is_refused(key: str, value: object, path: str) -> None:
     load_error(thresholds_raw(**{key: value}), path)
 
 
 def test_prod_stack_file_values() -> None:
     config = load_stack_config("prod")
     monitoring = settings_for(config).monitoring
-    assert monitoring.alert_emails == tuple(config["aks-mlops:alertEmails"])
+    # Sorted, so inserting an address changes nothing else.
+    assert monitoring.alert_emails == tuple(sorted(config["aks-mlops:alertEmails"]))
     assert len(monitoring.alert_emails) == 2
     assert monitoring.grafana_enabled is True
     assert config["aks-mlops:alertThresholds"] == {"checkpointRpoMinutes": 30, "gpuIdlePercent": 15}

@@ -254,6 +254,31 @@ def test_pool_zones_default_to_cluster_zones_and_can_be_overridden() -> None:
     assert [(p.name, p.zones) for p in settings.gpu_pools] == [("a", ("1", "2")), ("b", ("3",))]
 
 
+@pytest.mark.parametrize(
+    "pool",
+    [
+        pytest.param(mig_pool(minCount=0), id="explicit-0"),
+        pytest.param({key: value for key, value in mig_pool().items() if key != "minCount"}, id="default-0"),
+    ],
+)
+def test_a_mig_pool_cannot_scale_from_zero(pool: dict[str, object]) -> None:
+    # The AKS autoscaler's scale-from-zero node template has nvidia.com/gpu only, never MIG slices.
+    error = load_error(dev_raw(gpuPools=[pool]), "gpuPools[0].minCount")
+    assert "at least 1 on a MIG pool" in error.problem
+    assert "Azure/AKS#5161" in error.problem
+
+
+def test_a_mig_pool_with_a_warm_node_loads() -> None:
+    [pool] = load_settings(dev_raw(gpuPools=[mig_pool(minCount=1)])).gpu_pools
+    assert (pool.mig_profile, pool.min_count) == ("MIG1g", 1)
+
+
+@pytest.mark.parametrize("zones", [["3", "1"], ["1", "3"]])
+def test_pool_zones_are_sorted_so_reordering_changes_nothing(zones: list[str]) -> None:
+    [pool] = load_settings(dev_raw(gpuPools=[gpu_pool(zones=zones)])).gpu_pools
+    assert pool.zones == ("1", "3")
+
+
 def test_valid_pool_options() -> None:
     config = dev_raw(
         gpuPools=[
@@ -263,6 +288,7 @@ def test_valid_pool_options() -> None:
                 spot=True,
                 spotMaxPrice=0.8,
                 migProfile="MIG2g",
+                minCount=1,
                 labels={"example.com/team": "vision", "team": "ml"},
                 maxSurge="33%",
             )

@@ -82,23 +82,30 @@ INVALID_CASES = [
     ),
     pytest.param(dev_raw(teams=[team(gpuQuota=[2])]), "teams[0].gpuQuota", "must be an object", id="quota-list"),
     # GPU quota: above the pool's capacity without borrowing.
-    pytest.param(
-        quota_raw({"t4": {"nominal": 99, "borrowingLimit": 0}}),
-        "teams[0].gpuQuota.t4",
-        f"offers at max scale: {T4_CAPACITY} {WHOLE_GPU}",
-        id="quota-t4-99-no-borrowing",
-    ),
-    pytest.param(
-        quota_raw({"t4": {"nominal": T4_CAPACITY + 1, "borrowingLimit": 0}}),
-        "teams[0].gpuQuota.t4",
-        "is too large",
-        id="quota-t4-capacity-plus-one-no-borrowing",
-    ),
-    pytest.param(
-        quota_raw({"mig": {"nominal": MIG_CAPACITY + 1, "borrowingLimit": 0}}),
-        "teams[0].gpuQuota.mig",
-        f"offers at max scale: {MIG_CAPACITY} {MIG_SLICE}",
-        id="quota-mig-29-no-borrowing",
+    # A nominal quota above the pool's capacity at max scale can never run, whether or not the team may borrow:
+    # borrowing and lending move quota between teams but add no nodes.
+    *(
+        pytest.param(
+            quota_raw({flavor: quota}),
+            f"teams[0].gpuQuota.{flavor}",
+            f"x maxCount {max_count} = {capacity} at max scale",
+            id=case,
+        )
+        for case, flavor, quota, max_count, capacity in (
+            ("quota-t4-99-no-borrowing", "t4", {"nominal": 99, "borrowingLimit": 0}, 2, T4_CAPACITY),
+            (
+                "quota-t4-capacity-plus-one-no-borrowing",
+                "t4",
+                {"nominal": T4_CAPACITY + 1, "borrowingLimit": 0},
+                2,
+                T4_CAPACITY,
+            ),
+            ("quota-t4-99-plain-int-may-borrow", "t4", 99, 2, T4_CAPACITY),
+            ("quota-t4-99-object-may-borrow", "t4", {"nominal": 99}, 2, T4_CAPACITY),
+            ("quota-t4-99-borrowing-limit-1", "t4", {"nominal": 99, "borrowingLimit": 1}, 2, T4_CAPACITY),
+            ("quota-mig-29-no-borrowing", "mig", {"nominal": MIG_CAPACITY + 1, "borrowingLimit": 0}, 4, MIG_CAPACITY),
+            ("quota-mig-29-may-borrow", "mig", {"nominal": MIG_CAPACITY + 1, "borrowingLimit": 2}, 4, MIG_CAPACITY),
+        )
     ),
     # GPU quota: the numbers of one flavor.
     pytest.param(
@@ -248,35 +255,47 @@ def test_quota_equal_to_capacity_loads_without_borrowing(flavor: str, nominal: i
     settings = load_settings(quota_raw({flavor: {"nominal": nominal, "borrowingLimit": 0}}))
     [loaded] = settings.teams
     assert loaded.gpu_quotas == (FlavorQuota(flavor, nominal, 0, None),)
-    assert settings.warnings == ()
+    # The only advice is about the other pool, on which no team has quota.
+    other = "mig" if flavor == "t4" else "t4"
+    assert settings.warnings == (
+        f"no team has quota on GPU pool {other}: no queued job can use it (see the capacity report); "
+        "give a team gpuQuota on it or remove the pool",
+    )
+
+
+def test_every_pool_has_team_quota_or_a_warning_naming_it() -> None:
+    both = load_settings(quota_raw({"t4": 1, "mig": 7}))
+    assert both.warnings == ()
+    only_t4 = load_settings(quota_raw({"t4": 1}))
+    assert [w for w in only_t4.warnings if "no team has quota" in w] == [
+        "no team has quota on GPU pool mig: no queued job can use it (see the capacity report); "
+        "give a team gpuQuota on it or remove the pool"
+    ]
 
 
 @pytest.mark.parametrize(
-    ("quota", "expected"),
+    ("memory", "problem"),
     [
-        pytest.param(99, FlavorQuota("t4", 99, None, None), id="plain-int"),
-        pytest.param({"nominal": 99}, FlavorQuota("t4", 99, None, None), id="object-without-limit"),
-        pytest.param({"nominal": 99, "borrowingLimit": 1}, FlavorQuota("t4", 99, 1, None), id="borrowingLimit-1"),
+        pytest.param(64, "has no byte unit", id="bare-number-is-bytes"),
+        pytest.param("64", "has no byte unit", id="bare-string-is-bytes"),
+        pytest.param("64000m", "has no byte unit", id="millibytes"),
+        pytest.param("512Mi", "below 1Gi", id="below-one-container-default-request"),
     ],
 )
-def test_quota_above_capacity_loads_with_a_warning_when_the_team_may_borrow(
-    quota: int | dict[str, int], expected: FlavorQuota
-) -> None:
-    settings = load_settings(quota_raw({"t4": quota}))
-    [loaded] = settings.teams
-    assert loaded.gpu_quotas == (expected,)
-    about_t4 = [w for w in settings.warnings if "teams[0].gpuQuota.t4" in w]
-    assert len(about_t4) == 1
-    assert "99" in about_t4[0]
-    assert re.search(rf"\b{T4_CAPACITY} {re.escape(WHOLE_GPU)}\b", about_t4[0])
-    assert "borrowing" in about_t4[0]
+def test_team_memory_needs_a_byte_unit_and_room_for_one_container(memory: object, problem: str) -> None:
+    error = load_error(dev_raw(teams=[team(memory=memory)]), "teams[0].memory")
+    assert problem in error.problem
 
 
-def test_mig_quota_above_capacity_with_borrowing_warns_in_slices() -> None:
-    settings = load_settings(quota_raw({"mig": {"nominal": MIG_CAPACITY + 1, "borrowingLimit": 2}}))
-    [loaded] = settings.teams
-    assert loaded.gpu_quotas == (FlavorQuota("mig", 29, 2, None),)
-    assert any("teams[0].gpuQuota.mig" in w and f"{MIG_CAPACITY} {MIG_SLICE}" in w for w in settings.warnings)
+def test_team_cpu_holds_at_least_one_container_default_request() -> None:
+    error = load_error(dev_raw(teams=[team(cpu="100m")]), "teams[0].cpu")
+    assert "below 500m" in error.problem
+    assert load_settings(dev_raw(teams=[team(cpu="500m", memory="1Gi")])).teams[0].cpu == "500m"
+
+
+def test_team_name_may_not_end_like_a_spot_queue() -> None:
+    error = load_error(dev_raw(teams=[team(name="vision-spot")]), "teams[0].name")
+    assert "spot ClusterQueue" in error.problem
 
 
 def test_teams_sum_above_capacity_loads_with_a_warning_naming_flavor_and_total() -> None:

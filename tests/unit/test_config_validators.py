@@ -229,9 +229,9 @@ def test_ipv4_network_and_address() -> None:
 @pytest.mark.parametrize(
     ("version", "patch"),
     [
-        pytest.param("1.29", False, id="oldest-minor"),
-        pytest.param("1.33", False, id="minor"),
-        pytest.param("1.33.2", True, id="patch"),
+        pytest.param("1.35", False, id="oldest-minor"),
+        pytest.param("1.36", False, id="minor"),
+        pytest.param("1.36.2", True, id="patch"),
     ],
 )
 def test_kubernetes_version_accepts(version: str, patch: bool) -> None:
@@ -239,7 +239,7 @@ def test_kubernetes_version_accepts(version: str, patch: bool) -> None:
     assert validators.has_patch(version) is patch
 
 
-@pytest.mark.parametrize("version", ["1", "1.33.x", "v1.33", "1.3", "1.28", "2.0", "1.33.2.1"])
+@pytest.mark.parametrize("version", ["1", "1.36.x", "v1.36", "1.4", "1.34", "1.33", "2.0", "1.36.2.1"])
 def test_kubernetes_version_refuses(version: str) -> None:
     with pytest.raises(ConfigError) as excinfo:
         validators.kubernetes_version(node(version))

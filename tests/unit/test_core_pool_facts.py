@@ -33,7 +33,7 @@ def test_whole_gpu_pool_capacity_is_gpus_per_node_times_max_nodes() -> None:
     [("mixed", "nvidia.com/mig-1g.10gb"), ("single", "nvidia.com/gpu")],
 )
 def test_mig_pool_offers_seven_1g_slices_per_a100_under_either_strategy(strategy: str, resource: str) -> None:
-    facts = facts_of(strategy, vmSize=A100, migProfile="MIG1g", maxCount=4)
+    facts = facts_of(strategy, vmSize=A100, migProfile="MIG1g", minCount=1, maxCount=4)
     assert facts.gpu_resource == resource
     assert facts.mig_slice == "1g.10gb"
     assert facts.resources_per_node == 7  # one A100 80GB, seven 1g.10gb instances
@@ -42,7 +42,7 @@ def test_mig_pool_offers_seven_1g_slices_per_a100_under_either_strategy(strategy
 
 
 def test_mig3g_on_a_four_gpu_node_counts_slices_across_all_gpus() -> None:
-    facts = facts_of(vmSize="Standard_NC96ads_A100_v4", migProfile="MIG3g", maxCount=3)
+    facts = facts_of(vmSize="Standard_NC96ads_A100_v4", migProfile="MIG3g", minCount=1, maxCount=3)
     assert facts.gpu_resource == "nvidia.com/mig-3g.40gb"
     assert facts.resources_per_node == 2 * 4
     assert facts.capacity_at_max == 24
@@ -73,9 +73,18 @@ def test_labels_carry_accelerator_workload_role_and_user_labels_and_selector_is_
     assert dict(facts.selector) == {"agentpool": "trainers"}
 
 
-def test_custom_taints_replace_the_default_and_become_exact_tolerations() -> None:
-    facts = facts_of(taints=["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"])
+@pytest.mark.parametrize(
+    "taints",
+    [
+        pytest.param(["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"], id="as-written"),
+        pytest.param(["dedicated:NoExecute", "nvidia.com/gpu=present:NoSchedule"], id="reordered"),
+    ],
+)
+def test_custom_taints_replace_the_default_and_become_exact_tolerations_in_key_order(taints: list[str]) -> None:
+    # Sorted by key, so reordering the list changes neither nodeTaints nor the flavor's tolerations.
+    facts = facts_of(taints=taints)
+    assert [str(t) for t in facts.taints] == ["dedicated:NoExecute", "nvidia.com/gpu=present:NoSchedule"]
     assert facts.tolerations() == [
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
         {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
     ]

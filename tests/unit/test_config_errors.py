@@ -1,0 +1,64 @@
+"""How a bad configuration stops the program: one `pulumi.RunError` naming the key, unknown keys refused, and
+stack files read as the Pulumi CLI reads them (YAML 1.2 booleans)."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+import yaml
+
+from components.config.errors import ConfigError
+from components.config.loader import load_settings
+from offline.engine import StackFileLoader, load_stack_config, stack_settings_raw
+from tests.support.config import dev_raw, load_error, prod_raw
+
+
+def test_the_configuration_error_is_a_run_error_and_a_value_error() -> None:
+    # The Python language host prints only the message of a pulumi.RunError, a traceback for anything else
+    # (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec).
+    error = load_error(dev_raw(clusterTier="Gold"), "clusterTier")
+    assert isinstance(error, pulumi.RunError)
+    assert isinstance(error, ValueError)
+    assert str(error).startswith("aks-mlops:clusterTier: 'Gold' is not allowed")
+    assert "\n" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [("gpuSoftwre", "gpuSoftware"), ("upgradeChanel", "upgradeChannel"), ("logRetentionDay", "logRetentionDays")],
+)
+def test_an_unknown_key_of_the_project_is_refused_with_did_you_mean(key: str, meant: str) -> None:
+    # Pulumi itself ignores them: a misspelt gpuSoftware would switch prod to the device plugin with exit 0.
+    raw = {**stack_settings_raw(load_stack_config("prod")), key: "gpu-operator"}
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(raw)
+    assert excinfo.value.path == key
+    assert f"(did you mean '{meant}'?)" in excinfo.value.problem
+    assert "is not a setting of this project" in excinfo.value.problem
+
+
+def test_a_key_nobody_could_have_meant_gets_no_hint() -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings({**prod_raw(), "zzz": "1"})
+    assert excinfo.value.problem == "is not a setting of this project; see README.md, Configuration"
+
+
+@pytest.mark.parametrize("word", ["yes", "no", "on", "off", "Yes", "NO"])
+def test_yaml_1_1_booleans_stay_strings_as_the_cli_reads_them(word: str) -> None:
+    assert yaml.load(f"a: {word}", Loader=StackFileLoader) == {"a": word}
+
+
+@pytest.mark.parametrize(("text", "value"), [("true", True), ("false", False), ("True", True), ("FALSE", False)])
+def test_yaml_1_2_booleans_are_booleans(text: str, value: bool) -> None:
+    assert yaml.load(f"a: {text}", Loader=StackFileLoader) == {"a": value}
+
+
+@pytest.mark.parametrize("word", ["yes", "no"])
+def test_a_yaml_1_1_boolean_in_a_stack_file_is_refused_naming_the_key(word: str, tmp_path) -> None:
+    stack = load_stack_config("dev")
+    text = yaml.safe_dump({"config": {**stack, "aks-mlops:grafanaEnabled": "PLACEHOLDER"}}).replace("PLACEHOLDER", word)
+    (tmp_path / "Pulumi.trial.yaml").write_text(text)
+    config = load_stack_config("trial", tmp_path)
+    assert config["aks-mlops:grafanaEnabled"] == word
+    error = load_error(stack_settings_raw(config), "grafanaEnabled")
+    assert error.problem == "must be true or false"
