@@ -5,7 +5,8 @@ walks every expression), so a renamed metric or a target that is not scraped fai
 instead of producing an alert that can never fire.
 
 Sources: the managed Prometheus minimal ingestion profile keep lists of its default targets
-(Azure/prometheus-collector, otelcollector keep-list regexes); the DCGM exporter's default
+(Azure/prometheus-collector, otelcollector/shared/configmap/mp/tomlparser-default-targets-metrics-keep-list.go,
+`kubestateRegex_minimal_mac`, checked for every kube-state-metrics name below in July 2026); the DCGM exporter's default
 counters (NVIDIA/dcgm-exporter etc/default-counters.csv, also in the GPU Operator's DCP list);
 Kueue's metrics reference (kueue.sigs.k8s.io/docs/reference/metrics); the platform's own
 training-job convention (README, "Training metrics").
@@ -55,6 +56,8 @@ KUBE_STATE_METRICS = MetricSource(
         {
             "kube_pod_info", "kube_pod_status_phase", "kube_pod_owner", "kube_replicaset_owner",
             "kube_pod_container_resource_requests", "kube_pod_container_resource_limits", "kube_job_failed",
+            "kube_job_status_start_time", "kube_job_status_active", "kube_pod_start_time", "kube_pod_created",
+            "kube_pod_container_status_restarts_total",
             "kube_node_status_condition", "kube_node_labels", "kube_node_status_allocatable",
         }
     ),
@@ -85,20 +88,38 @@ TRAINING_METRICS_LABEL = "aks-mlops/scrape"
 METRICS_PORT = "metrics"
 # The managed Prometheus scraper of custom targets (the ama-metrics ReplicaSet in kube-system).
 AMA_METRICS_PODS = {"rsName": "ama-metrics"}
-# The platform's convention for training jobs (README): a counter of samples, a step-time
-# histogram and the Unix time of the last checkpoint, on a container port named `metrics`.
+# The platform's convention for training jobs (README, "Training metrics"), on a container port named `metrics`:
+# counters of samples, optimizer steps and seconds spent waiting for input data; the step time as a gauge (the
+# last step) or a histogram; the duration of the last checkpoint write and the Unix time it completed.
 TRAINING_SAMPLES = "ml_training_samples_total"
+TRAINING_STEPS = "ml_training_steps_total"
+TRAINING_DATA_WAIT = "ml_training_data_wait_seconds_total"
 TRAINING_STEP_SECONDS = "ml_training_step_duration_seconds"
+TRAINING_CHECKPOINT_SECONDS = "ml_training_checkpoint_duration_seconds"
 TRAINING_LAST_CHECKPOINT = "ml_training_last_checkpoint_timestamp_seconds"
+# The label every training series gets from its pod: the job it belongs to, whatever controller made the pod.
+TRAINING_JOB_LABEL = "training_job"
+# Pod labels naming a pod's job, first match wins: the team's own, then those the Kubeflow Training Operator v1,
+# JobSet (Trainer v2) and the batch Job controller set on the pods they create.
+JOB_POD_LABELS = (
+    "aks-mlops/job",
+    "training.kubeflow.org/job-name",
+    "jobset.sigs.k8s.io/jobset-name",
+    "batch.kubernetes.io/job-name",
+)
 TRAINING_JOBS = MetricSource(
     "training-jobs",
-    "PodMonitor in every team namespace (pods labelled for scraping, port named metrics)",
+    "PodMonitor in every team namespace (pods labelled for scraping, port named metrics), labelled training_job",
     frozenset(
         {
             TRAINING_SAMPLES,
+            TRAINING_STEPS,
+            TRAINING_DATA_WAIT,
+            TRAINING_STEP_SECONDS,
             f"{TRAINING_STEP_SECONDS}_bucket",
             f"{TRAINING_STEP_SECONDS}_sum",
             f"{TRAINING_STEP_SECONDS}_count",
+            TRAINING_CHECKPOINT_SECONDS,
             TRAINING_LAST_CHECKPOINT,
         }
     ),

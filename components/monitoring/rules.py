@@ -169,10 +169,20 @@ def iso_duration(duration: str) -> str:
     return f"PT{match.group(1)}{match.group(2).upper()}"
 
 
+def seconds(duration: str) -> int:
+    """'72h' -> 259200: a duration as a number of seconds, for comparisons with time()."""
+    match = re.fullmatch(r"(\d+)([smh])", duration)
+    if match is None:
+        raise ValueError(f"{duration!r} is not a duration like '30m'")
+    return int(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
 def alert_rules(thresholds: AlertThresholds, team_namespaces: Sequence[str]) -> list[AlertRule]:
     teams = "|".join(sorted(team_namespaces))
     gpu = "cluster, Hostname, gpu, namespace, pod"
     return [
+        # DCGM reports DCGM_FI_DEV_GPU_UTIL per physical GPU, not per MIG instance (NVIDIA/dcgm-exporter#216,
+        # #430): on MIG pools the series carry no pod of a slice, so this alert cannot see an idle slice there.
         AlertRule(
             "GpuAllocatedButIdle",
             f'avg by ({gpu}) (DCGM_FI_DEV_GPU_UTIL{{pod!=""}}) < {thresholds.gpu_idle_percent}',
@@ -247,6 +257,45 @@ def alert_rules(thresholds: AlertThresholds, team_namespaces: Sequence[str]) -> 
             2,
             "A training job or pod failed in {{ $labels.namespace }}",
             "kubectl -n {{ $labels.namespace }} describe the job or PyTorchJob and read the failed pod's logs.",
+        ),
+        AlertRule(
+            "TrainingRunningTooLong",
+            f'(time() - max by (cluster, namespace, job_name) (kube_job_status_start_time{{namespace=~"{teams}"}})'
+            f" > {seconds(thresholds.job_running_longer_than)} and on (cluster, namespace, job_name)"
+            f' max by (cluster, namespace, job_name) (kube_job_status_active{{namespace=~"{teams}"}}) > 0)'
+            f' or (time() - max by (cluster, namespace, pod) (kube_pod_start_time{{namespace=~"{teams}"}})'
+            f" > {seconds(thresholds.job_running_longer_than)} and on (cluster, namespace, pod) ({_RUNNING}))",
+            "PT5M",
+            3,
+            "{{ $labels.namespace }} {{ $labels.job_name }}{{ $labels.pod }} has run longer than "
+            f"{thresholds.job_running_longer_than}",
+            "Check the job's progress (samples, checkpoints); a job without activeDeadlineSeconds that lost its "
+            "stopping condition holds its GPUs until someone deletes it.",
+        ),
+        AlertRule(
+            "TrainingPodsRepeatedlyReplaced",
+            f"sum by (cluster, namespace, pod) (increase(kube_pod_container_status_restarts_total"
+            f'{{namespace=~"{teams}"}}[1h])) >= {thresholds.pod_restarts_per_hour} or count by (cluster, namespace, '
+            f'owner_kind, owner_name) (kube_pod_owner{{namespace=~"{teams}"}} and on (cluster, namespace, pod) '
+            f'(time() - kube_pod_created{{namespace=~"{teams}"}} < 3600)) >= {thresholds.pod_restarts_per_hour}',
+            "PT1M",
+            2,
+            "Pods of {{ $labels.namespace }} {{ $labels.owner_name }}{{ $labels.pod }} were restarted or replaced "
+            "{{ $value }} times within an hour",
+            "Read the previous container's logs (kubectl logs --previous) and the pods' events: a crash loop "
+            "(OOMKilled, a bad checkpoint, a failing rank) or spot evictions of a job that does not resume.",
+        ),
+        # Kueue creates a job's pods only once it admits the workload (jobs stay suspended before), so a
+        # Pending pod in a team namespace belongs to an admitted workload that found no node.
+        AlertRule(
+            "AdmittedPodsPendingTooLong",
+            f'max by (cluster, namespace, pod) (kube_pod_status_phase{{phase="Pending", namespace=~"{teams}"}}) == 1',
+            iso_duration(thresholds.pod_pending_for),
+            3,
+            "Pod {{ $labels.namespace }}/{{ $labels.pod }} of an admitted workload has been Pending for "
+            f"{thresholds.pod_pending_for}",
+            "kubectl describe the pod: a GPU pool that cannot scale (regional quota, spot capacity, maxCount), an "
+            "image that cannot be pulled, or a claim that does not bind.",
         ),
         AlertRule(
             "GpuNodeNotReady",

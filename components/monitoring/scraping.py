@@ -7,6 +7,7 @@ is the label set the chosen GPU stack's exporter pods carry, defined once here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ import yaml
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
 from components.config.teams import TeamSettings
-from components.core.metric_sources import METRICS_PORT, TRAINING_METRICS_LABEL
+from components.core.metric_sources import JOB_POD_LABELS, METRICS_PORT, TRAINING_JOB_LABEL, TRAINING_METRICS_LABEL
 from components.core.naming import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, STANDALONE_DCGM_NAMESPACE
 from components.core.placement import gpu_node_affinity, gpu_tolerations
 from components.core.pool_facts import GpuPoolFacts
@@ -60,11 +61,18 @@ def dcgm_exporter_values(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
 
 
 def pod_monitor(
-    name: str, namespace: str, selector: Mapping[str, str], *, honor_labels: bool = False
+    name: str,
+    namespace: str,
+    selector: Mapping[str, str],
+    *,
+    honor_labels: bool = False,
+    relabelings: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     endpoint: dict[str, Any] = {"port": METRICS_PORT, "path": "/metrics", "interval": "30s"}
     if honor_labels:
         endpoint["honorLabels"] = True
+    if relabelings:
+        endpoint["relabelings"] = relabelings
     return {
         "apiVersion": AZMONITORING_API,
         "kind": "PodMonitor",
@@ -89,8 +97,27 @@ def dcgm_pod_monitor(gpu_software: str) -> dict[str, Any]:
     return pod_monitor("dcgm-exporter", exporter.namespace, exporter.pod_labels, honor_labels=True)
 
 
+def prometheus_label(pod_label: str) -> str:
+    """How Kubernetes service discovery names a pod label (`__meta_kubernetes_pod_label_<sanitized>`)."""
+    return "__meta_kubernetes_pod_label_" + re.sub(r"[^A-Za-z0-9_]", "_", pod_label)
+
+
+def training_job_relabeling() -> dict[str, Any]:
+    """Sets `training_job` to the first non-empty job label of the pod, so dashboards group series by job."""
+    return {
+        "sourceLabels": [prometheus_label(label) for label in JOB_POD_LABELS],
+        "separator": ";",
+        "regex": "^;*([^;]+).*$",
+        "targetLabel": TRAINING_JOB_LABEL,
+        "replacement": "$1",
+        "action": "replace",
+    }
+
+
 def training_pod_monitor(team: TeamSettings) -> dict[str, Any]:
-    return pod_monitor("training-jobs", team.namespace, {TRAINING_METRICS_LABEL: "true"})
+    return pod_monitor(
+        "training-jobs", team.namespace, {TRAINING_METRICS_LABEL: "true"}, relabelings=[training_job_relabeling()]
+    )
 
 
 def kueue_metrics_reader_binding() -> dict[str, Any]:

@@ -27,6 +27,7 @@ from components.monitoring.rules import (
     RecordingRule,
     alert_rules,
     iso_duration,
+    seconds,
 )
 from offline.engine import PROJECT_DIR, load_stack_config, stack_files
 from tests.support.config import settings_for
@@ -294,6 +295,22 @@ REQUIREMENTS: dict[str, dict[str, set[str]]] = {
     },
     "job failures": {"TrainingJobFailed": {"kube_job_failed", "kube_pod_status_phase"}},
     "GPU nodes not ready": {"GpuNodeNotReady": {"kube_node_status_condition", "kube_node_labels"}},
+    "job running longer than expected": {
+        "TrainingRunningTooLong": {
+            "kube_job_status_start_time",
+            "kube_job_status_active",
+            "kube_pod_start_time",
+            "kube_pod_status_phase",
+        }
+    },
+    "pods repeatedly replaced": {
+        "TrainingPodsRepeatedlyReplaced": {
+            "kube_pod_container_status_restarts_total",
+            "kube_pod_owner",
+            "kube_pod_created",
+        }
+    },
+    "admitted pods pending too long": {"AdmittedPodsPendingTooLong": {"kube_pod_status_phase"}},
 }
 
 
@@ -364,6 +381,22 @@ def test_thresholds_flow_from_settings() -> None:
     # The defaults are not used when thresholds are given.
     assert "< 10" not in idle.expression
     assert "3600" not in checkpoint.expression
+
+
+def test_workload_health_thresholds_flow_from_settings() -> None:
+    alerts = alerts_by_name(jobRunningLongerThan="24h", podRestartsPerHour=5, podPendingFor="20m")
+    running = alerts["TrainingRunningTooLong"].expression
+    assert running.count("> 86400") == 2 and "259200" not in running
+    replaced = promql_parser.parse(alerts["TrainingPodsRepeatedlyReplaced"].expression)
+    assert [side.rhs.val for side in (replaced.lhs, replaced.rhs)] == [5, 5]
+    assert alerts["AdmittedPodsPendingTooLong"].for_ == "PT20M"
+    assert "namespace=~" in alerts["AdmittedPodsPendingTooLong"].expression
+
+
+def test_seconds() -> None:
+    assert [seconds(d) for d in ("45s", "30m", "72h")] == [45, 1800, 259200]
+    with pytest.raises(ValueError):
+        seconds("3 days")
 
 
 def test_every_duration_threshold_sets_its_alerts_for() -> None:
@@ -506,6 +539,9 @@ DASHBOARD_REQUIREMENTS = {
     "GPU memory": "DCGM_FI_DEV_FB_USED",
     "samples/s": "ml_training_samples_total",
     "step duration": "ml_training_step_duration_seconds_bucket",
+    "optimizer steps/s": "ml_training_steps_total",
+    "data-wait share": "ml_training_data_wait_seconds_total",
+    "checkpoint duration": "ml_training_checkpoint_duration_seconds",
     "checkpoint age": "ml_training_last_checkpoint_timestamp_seconds",
     "pending workloads per queue": "kueue_pending_workloads",
 }
@@ -525,6 +561,22 @@ def test_dashboard_has_a_panel_for_every_requirement() -> None:
     # Each requirement has a panel of its own.
     chosen = [min(ids) for ids in panel_for.values()]
     assert len(set(chosen)) == len(DASHBOARD_REQUIREMENTS)
+
+
+def test_training_panels_group_by_job() -> None:
+    dashboard = load_dashboard()
+    training = [
+        expression
+        for _, expression in panel_queries(dashboard)
+        if any(name.startswith("ml_training_") for name in metric_names(grafana_to_promql(expression)))
+    ]
+    assert len(training) == 7
+    assert all("training_job" in expression for expression in training)
+
+
+def test_step_duration_panel_reads_the_histogram_or_the_gauge() -> None:
+    names = set().union(*(metric_names(grafana_to_promql(e)) for _, e in panel_queries(load_dashboard())))
+    assert {"ml_training_step_duration_seconds_bucket", "ml_training_step_duration_seconds"} <= names
 
 
 def test_pending_workloads_panel_is_per_queue() -> None:
