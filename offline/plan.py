@@ -2,7 +2,7 @@
 
 Everything is derived from one mock-engine run of the real program and the stack's settings:
 an inventory of resources, every Kubernetes object as YAML, the GPU capacity and quota report
-per flavor, a monthly cost estimate, and the policy results.
+per flavor, a monthly cost estimate in the stack's region, the modeled create time, and the policy results.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import yaml
 
 from components.config.settings import Settings
 from components.core.quotas import borrowing_headroom
+from offline.cost import cost, render_cost
+from offline.create_time import modeled_create_time, render_create_time
 from offline.engine import CapturedResource, ProgramRun
 from offline.policy_check import Violation
 from offline.report import object_name
 
-PRICE_TABLE = Path(__file__).with_name("prices.yaml")
 # Resources that stand for many objects applied by a tool (Helm, kustomize) rather than one object.
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 KUSTOMIZE = "kubernetes:kustomize/v2:Directory"
@@ -119,6 +120,11 @@ class FlavorCapacity:
     def unassigned(self) -> int:
         return self.capacity_at_max - self.nominal_total
 
+    @property
+    def without_team_quota(self) -> bool:
+        """No team has quota on this pool: no queued job can use it (the settings warn about it too)."""
+        return not self.nominal_by_team
+
 
 def capacity(settings: Settings) -> list[FlavorCapacity]:
     report = []
@@ -141,48 +147,6 @@ def capacity(settings: Settings) -> list[FlavorCapacity]:
             )
         )
     return report
-
-
-# --- cost ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PoolCost:
-    pool: str
-    vm_size: str
-    hourly: float
-    spot: bool
-    min_nodes: int
-    max_nodes: int
-    monthly_at_min: float
-    monthly_at_max: float
-
-
-def price_table(settings: Settings) -> dict[str, Any]:
-    table = yaml.safe_load(PRICE_TABLE.read_text())
-    overrides = settings.cost_model
-    table["vmHourly"] = {**table["vmHourly"], **overrides.vm_hourly_usd}
-    if overrides.spot_price_ratio is not None:
-        table["spotPriceRatio"] = overrides.spot_price_ratio
-    if overrides.hours_per_month is not None:
-        table["hoursPerMonth"] = overrides.hours_per_month
-    return table
-
-
-def cost(settings: Settings) -> tuple[dict[str, Any], list[PoolCost], float]:
-    """(price table used, per-pool costs, control plane per month)."""
-    table = price_table(settings)
-    hours = table["hoursPerMonth"]
-
-    def pool_cost(name: str, vm_size: str, spot: bool, low: int, high: int) -> PoolCost:
-        hourly = float(table["vmHourly"][vm_size]) * (table["spotPriceRatio"] if spot else 1.0)
-        return PoolCost(name, vm_size, hourly, spot, low, high, hourly * hours * low, hourly * hours * high)
-
-    system = settings.system_pool
-    pools = [pool_cost(system.name, system.vm_size, False, system.min_count, system.max_count)]
-    pools += [pool_cost(p.name, p.vm.name, p.spot, p.min_count, p.max_count) for p in settings.gpu_pools]
-    control_plane = float(table["clusterTierHourly"][settings.cluster_tier]) * hours
-    return table, pools, control_plane
 
 
 # --- writing ---------------------------------------------------------------------------------------
@@ -224,7 +188,16 @@ def write_plan(
     flavors = capacity(settings)
     (out / "capacity.json").write_text(
         json.dumps(
-            [{**asdict(f), "nominalTotal": f.nominal_total, "unassigned": f.unassigned} for f in flavors], indent=2
+            [
+                {
+                    **asdict(f),
+                    "nominalTotal": f.nominal_total,
+                    "unassigned": f.unassigned,
+                    "withoutTeamQuota": f.without_team_quota,
+                }
+                for f in flavors
+            ],
+            indent=2,
         )
         + "\n"
     )
@@ -248,7 +221,8 @@ def write_plan(
                     f.units_per_node,
                     f.max_nodes,
                     f.capacity_at_max,
-                    ", ".join(f"{team} {n}" for team, n in f.nominal_by_team.items()) or "-",
+                    ", ".join(f"{team} {n}" for team, n in f.nominal_by_team.items())
+                    or "none: no queued job can use this pool",
                     f.unassigned,
                     ", ".join(f"{team} +{n}" for team, n in f.borrowable_by_team.items()) or "-",
                 )
@@ -257,43 +231,15 @@ def write_plan(
         )
     )
 
-    table, pools, control_plane = cost(settings)
-    idle = control_plane + sum(p.monthly_at_min for p in pools)
-    peak = control_plane + sum(p.monthly_at_max for p in pools)
-    (out / "cost.json").write_text(
-        json.dumps(
-            {
-                "priceTable": {k: table[k] for k in ("date", "region", "currency", "hoursPerMonth", "spotPriceRatio")},
-                "controlPlaneMonthly": control_plane,
-                "pools": [asdict(p) for p in pools],
-                "monthlyAtIdle": idle,
-                "monthlyAtMax": peak,
-            },
-            indent=2,
-        )
-        + "\n"
+    estimate = cost(settings)
+    (out / "cost.json").write_text(json.dumps(estimate.as_json(), indent=2) + "\n")
+    (out / "cost.md").write_text(render_cost(stack, estimate))
+
+    timing = modeled_create_time(run)
+    (out / "create-time.json").write_text(
+        json.dumps({"minutes": timing.minutes, "criticalPath": [list(step) for step in timing.path]}, indent=2) + "\n"
     )
-    (out / "cost.md").write_text(
-        f"# Monthly cost estimate of stack {stack}\n\nPrices: {table['currency']}, {table['region']}, table of "
-        f"{table['date']}, {table['hoursPerMonth']} h/month, spot at {table['spotPriceRatio']:.0%} of list price "
-        "(node VMs and the AKS tier only: no disks, storage, egress or monitoring).\n\n"
-        + _table(
-            ("pool", "vm size", "USD/hour", "nodes", "at idle (min)", "at max"),
-            (
-                (
-                    p.pool,
-                    p.vm_size + (" (spot)" if p.spot else ""),
-                    f"{p.hourly:.3f}",
-                    f"{p.min_nodes}..{p.max_nodes}",
-                    f"{p.monthly_at_min:,.0f}",
-                    f"{p.monthly_at_max:,.0f}",
-                )
-                for p in pools
-            ),
-        )
-        + f"\nControl plane ({settings.cluster_tier}): {control_plane:,.0f}/month. "
-        f"**Total: {idle:,.0f} at idle, {peak:,.0f} at max scale.**\n"
-    )
+    (out / "create-time.md").write_text(render_create_time(stack, timing))
 
     (out / "policy.json").write_text(json.dumps([asdict(v) for v in violations], indent=2) + "\n")
     (out / "policy.md").write_text(
@@ -308,15 +254,18 @@ def write_plan(
         "resources": len(items),
         "kubernetesObjects": len(kubernetes_objects(run)),
         "gpuAtMax": {f.flavor: f"{f.capacity_at_max} {f.gpu_resource}" for f in flavors},
-        "monthlyAtIdle": round(idle),
-        "monthlyAtMax": round(peak),
+        "monthlyAtIdle": round(estimate.monthly_at_idle),
+        "monthlyAtMax": round(estimate.monthly_at_max),
+        "createMinutes": timing.minutes,
         "violations": {level: sum(v.enforcement == level for v in violations) for level in ("mandatory", "advisory")},
     }
     (out / "summary.md").write_text(
         f"## aks-mlops offline plan: {stack}\n\n"
         f"- {summary['resources']} resources, {summary['kubernetesObjects']} Kubernetes objects\n"
         + "".join(f"- flavor {name}: {cap} at max scale\n" for name, cap in summary["gpuAtMax"].items())
-        + f"- estimated {table['currency']} {idle:,.0f}/month at idle, {peak:,.0f}/month at max scale\n"
+        + f"- estimated {estimate.currency} {estimate.monthly_at_idle:,.0f}/month at idle, "
+        f"{estimate.monthly_at_max:,.0f}/month at max scale ({estimate.region_note})\n"
+        f"- first `pulumi up`: about {timing.minutes:.0f} minutes (modeled critical path, create-time.md)\n"
         f"- policy: {summary['violations']['mandatory']} mandatory, {summary['violations']['advisory']} advisory "
         "violations\n"
     )

@@ -18,8 +18,8 @@ import yaml
 
 from components.core.catalog import find_vm_size
 from offline.__main__ import main
+from offline.cost import PRICE_TABLE
 from offline.engine import PROJECT_DIR, load_stack_config
-from offline.plan import PRICE_TABLE
 
 PRICES = yaml.safe_load(PRICE_TABLE.read_text())
 
@@ -108,22 +108,52 @@ def test_capacity_report_matches_pools_and_team_quotas(plans) -> None:
     assert report["a100mig"]["unassigned"] == report["a100mig"]["capacity_at_max"] - team_a["gpuQuota"]["a100mig"]
 
 
-def test_cost_estimate_uses_the_dated_price_table(plans) -> None:
+def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(plans) -> None:
     out = plans["dev"].out
     estimate = json.loads((out / "cost.json").read_text())
     config = load_stack_config("dev")
+    # dev runs in westeurope and is priced there, not with another region's prices.
+    region = config["aks-mlops:location"]
+    assert region == "westeurope"
+    prices = PRICES["regions"][region]["vmHourly"]
     hours = PRICES["hoursPerMonth"]
     system = config["aks-mlops:systemPool"]
     # dev at idle: the System pool at its minimum (GPU pools scale to zero) and a Free control plane.
-    expected_idle = PRICES["vmHourly"][system["vmSize"]] * hours * system["minCount"]
+    expected_idle = prices[system["vmSize"]] * hours * system["minCount"]
     assert estimate["monthlyAtIdle"] == pytest.approx(expected_idle)
     (spot_pool,) = config["aks-mlops:gpuPools"]
-    spot_hourly = PRICES["vmHourly"][spot_pool["vmSize"]] * PRICES["spotPriceRatio"]
-    expected_max = (
-        PRICES["vmHourly"][system["vmSize"]] * hours * system["maxCount"] + spot_hourly * hours * spot_pool["maxCount"]
-    )
+    spot_hourly = prices[spot_pool["vmSize"]] * PRICES["spotPriceRatio"]
+    expected_max = prices[system["vmSize"]] * hours * system["maxCount"] + spot_hourly * hours * spot_pool["maxCount"]
     assert estimate["monthlyAtMax"] == pytest.approx(expected_max)
     assert estimate["priceTable"]["date"] == PRICES["date"]
+    assert (estimate["priceTable"]["region"], estimate["priceTable"]["pricedRegion"]) == (region, region)
+    assert estimate["costModelOverrides"] == []
+
+
+def test_cost_report_shows_the_warm_mig_node_and_why(plans) -> None:
+    estimate = json.loads((plans["prod"].out / "cost.json").read_text())
+    pools = {pool["pool"]: pool for pool in estimate["pools"]}
+    mig = pools["a100mig"]
+    hourly = PRICES["regions"]["eastus2"]["vmHourly"]["Standard_NC24ads_A100_v4"]
+    assert mig["min_nodes"] == 1
+    assert mig["monthly_at_min"] == pytest.approx(hourly * PRICES["hoursPerMonth"])
+    assert "cannot scale it up from zero" in mig["warm_reason"]
+    assert "cannot scale it up from zero" in (plans["prod"].out / "cost.md").read_text()
+
+
+def test_create_time_is_modeled_with_gpu_pools_one_after_another(plans, stack_runs) -> None:
+    timing = json.loads((plans["prod"].out / "create-time.json").read_text())
+    steps = [name for name, _, _ in timing["criticalPath"]]
+    # prod's three pools are created in sequence (name order), after the cluster and its add-on associations.
+    assert steps[-3:] == ["a100-pool", "a100mig-pool", "h100-pool"]
+    assert "platform-cluster" in steps
+    assert timing["minutes"] == pytest.approx(sum(minutes for _, _, minutes in timing["criticalPath"]))
+    assert f"about {timing['minutes']:.0f} minutes" in (plans["prod"].out / "summary.md").read_text()
+
+
+def test_capacity_report_flags_a_pool_no_team_has_quota_on(plans) -> None:
+    report = json.loads((plans["prod"].out / "capacity.json").read_text())
+    assert [row["flavor"] for row in report if row["withoutTeamQuota"]] == []
 
 
 def test_policy_results_are_written_and_clean(plans) -> None:

@@ -7,9 +7,26 @@ from __future__ import annotations
 
 import pytest
 
+from offline.cost import cost
 from offline.engine import load_stack_config
-from offline.plan import cost
-from tests.support.config import settings_for
+from tests.support.config import gpu_pool, mig_pool, settings_for, team
+
+# A small price table written for these tests: prices per region differ, and one size lacks a westeurope price.
+TABLE = {
+    "date": "2026-06-18",
+    "currency": "USD",
+    "hoursPerMonth": 730,
+    "spotPriceRatio": 0.3,
+    "clusterTierHourly": {"Free": 0.0, "Standard": 0.1, "Premium": 0.6},
+    "fallbackRegion": "eastus",
+    "regions": {
+        "eastus": {
+            "source": "east table",
+            "vmHourly": {"Standard_D4ds_v5": 0.2, "Standard_NC8as_T4_v3": 0.75, "Standard_NC24ads_A100_v4": 3.0},
+        },
+        "westeurope": {"source": "west table", "vmHourly": {"Standard_D4ds_v5": 0.3, "Standard_NC8as_T4_v3": 1.0}},
+    },
+}
 
 
 def test_stack_config_overrides_prices() -> None:
@@ -17,8 +34,54 @@ def test_stack_config_overrides_prices() -> None:
         load_stack_config("dev"),
         costModel={"vmHourlyUsd": {"Standard_NC8as_T4_v3": 2.0}, "spotPriceRatio": 0.5, "hoursPerMonth": 100},
     )
-    table, pools, _ = cost(settings)
-    t4 = next(p for p in pools if p.vm_size == "Standard_NC8as_T4_v3")
+    estimate = cost(settings)
+    t4 = next(p for p in estimate.pools if p.vm_size == "Standard_NC8as_T4_v3")
     assert t4.hourly == pytest.approx(1.0)
     assert t4.monthly_at_max == pytest.approx(1.0 * 100 * t4.max_nodes)
-    assert table["hoursPerMonth"] == 100
+    assert t4.price_source == "costModel"
+    assert estimate.hours_per_month == 100
+    # The report says which numbers came from the stack's costModel.
+    assert estimate.overrides == ("vmHourlyUsd.Standard_NC8as_T4_v3", "hoursPerMonth", "spotPriceRatio")
+
+
+def test_the_stack_is_priced_in_its_own_region() -> None:
+    settings = settings_for(load_stack_config("dev"), location="westeurope")
+    estimate = cost(settings, TABLE)
+    assert (estimate.region, estimate.priced_region, estimate.table_source) == (
+        "westeurope",
+        "westeurope",
+        "west table",
+    )
+    system = estimate.pools[0]
+    assert (system.hourly, system.price_source) == (0.3, "westeurope table")
+    assert estimate.region_note == "westeurope prices of 2026-06-18"
+
+
+def test_a_size_without_a_regional_price_is_priced_from_the_fallback_region_and_says_so() -> None:
+    settings = settings_for(
+        load_stack_config("dev"),
+        location="westeurope",
+        gpuPools=[mig_pool(vmSize="Standard_NC24ads_A100_v4")],
+        teams=[team(gpuQuota={"mig": 7})],
+    )
+    [_, mig] = cost(settings, TABLE).pools
+    assert (mig.hourly, mig.price_source) == (3.0, "eastus table (no westeurope price)")
+
+
+def test_a_region_missing_from_the_table_is_named_in_the_report() -> None:
+    estimate = cost(settings_for(load_stack_config("dev"), location="southindia"), TABLE)
+    assert estimate.priced_region == "eastus"
+    assert estimate.region_note == "no southindia prices in the table: priced as eastus of 2026-06-18"
+
+
+def test_warm_nodes_are_costed_with_their_reason() -> None:
+    settings = settings_for(
+        load_stack_config("dev"),
+        gpuPools=[gpu_pool(name="t4", minCount=0), mig_pool(vmSize="Standard_NC24ads_A100_v4")],
+        teams=[team(gpuQuota={"t4": 1, "mig": 7})],
+    )
+    system, t4, mig = cost(settings, TABLE).pools
+    assert system.warm_reason.startswith("System pool")
+    assert (t4.monthly_at_min, t4.warm_reason) == (0, "")
+    assert mig.monthly_at_min == pytest.approx(3.0 * 730)
+    assert "cannot scale it up from zero" in mig.warm_reason

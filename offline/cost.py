@@ -1,0 +1,169 @@
+"""The offline cost estimate: node VMs and the AKS tier of a stack, priced in the stack's own region.
+
+Prices come from the dated table `prices.yaml`, per region; a stack's `costModel` overrides single
+prices, the spot ratio or the hours per month, and the report says which numbers came from it. Pools
+kept warm (minCount above 0) are listed with the reason, since they cost money while idle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.config.settings import Settings
+
+PRICE_TABLE = Path(__file__).with_name("prices.yaml")
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    pool: str
+    vm_size: str
+    hourly: float
+    spot: bool
+    min_nodes: int
+    max_nodes: int
+    monthly_at_min: float
+    monthly_at_max: float
+    # Where the hourly price came from: the region's table or the stack's costModel.
+    price_source: str
+    # Why nodes stay up at idle (empty when the pool scales to zero).
+    warm_reason: str
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    currency: str
+    region: str
+    # The region whose prices were used, its table date and source, and whether it is the stack's own.
+    priced_region: str
+    table_date: str
+    table_source: str
+    hours_per_month: int
+    spot_price_ratio: float
+    control_plane_monthly: float
+    pools: tuple[PoolCost, ...]
+    # Which settings of the stack's costModel replaced a table value.
+    overrides: tuple[str, ...]
+
+    @property
+    def monthly_at_idle(self) -> float:
+        return self.control_plane_monthly + sum(p.monthly_at_min for p in self.pools)
+
+    @property
+    def monthly_at_max(self) -> float:
+        return self.control_plane_monthly + sum(p.monthly_at_max for p in self.pools)
+
+    @property
+    def region_note(self) -> str:
+        if self.priced_region == self.region:
+            return f"{self.region} prices of {self.table_date}"
+        return f"no {self.region} prices in the table: priced as {self.priced_region} of {self.table_date}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "priceTable": {
+                "date": self.table_date,
+                "source": self.table_source,
+                "region": self.region,
+                "pricedRegion": self.priced_region,
+                "currency": self.currency,
+                "hoursPerMonth": self.hours_per_month,
+                "spotPriceRatio": self.spot_price_ratio,
+            },
+            "costModelOverrides": list(self.overrides),
+            "controlPlaneMonthly": self.control_plane_monthly,
+            "pools": [asdict(p) for p in self.pools],
+            "monthlyAtIdle": self.monthly_at_idle,
+            "monthlyAtMax": self.monthly_at_max,
+        }
+
+
+def cost(settings: Settings, table: dict[str, Any] | None = None) -> CostEstimate:
+    table = table or yaml.safe_load(PRICE_TABLE.read_text())
+    regions = table["regions"]
+    priced_region = settings.location if settings.location in regions else table["fallbackRegion"]
+    region = regions[priced_region]
+    model = settings.cost_model
+    overrides = [f"vmHourlyUsd.{size}" for size in sorted(model.vm_hourly_usd)]
+    hours = table["hoursPerMonth"] if model.hours_per_month is None else model.hours_per_month
+    spot_ratio = table["spotPriceRatio"] if model.spot_price_ratio is None else model.spot_price_ratio
+    overrides += ["hoursPerMonth"] * (model.hours_per_month is not None)
+    overrides += ["spotPriceRatio"] * (model.spot_price_ratio is not None)
+
+    def pool_cost(name: str, vm_size: str, spot: bool, low: int, high: int, warm_reason: str) -> PoolCost:
+        if vm_size in model.vm_hourly_usd:
+            list_price, source = model.vm_hourly_usd[vm_size], "costModel"
+        elif vm_size in region["vmHourly"]:
+            list_price, source = float(region["vmHourly"][vm_size]), f"{priced_region} table"
+        else:
+            fallback = table["fallbackRegion"]
+            list_price = float(regions[fallback]["vmHourly"][vm_size])
+            source = f"{fallback} table (no {priced_region} price)"
+        hourly = list_price * (spot_ratio if spot else 1.0)
+        monthly = hourly * hours
+        return PoolCost(name, vm_size, hourly, spot, low, high, monthly * low, monthly * high, source, warm_reason)
+
+    system = settings.system_pool
+    pools = [
+        pool_cost(
+            system.name, system.vm_size, False, system.min_count, system.max_count, "System pool: add-ons and CoreDNS"
+        ),
+        *(
+            pool_cost(
+                pool.name,
+                pool.vm.name,
+                pool.spot,
+                pool.min_count,
+                pool.max_count,
+                warm_reason(pool.min_count, pool.mig_profile),
+            )
+            for pool in settings.gpu_pools
+        ),
+    ]
+    return CostEstimate(
+        currency=table["currency"],
+        region=settings.location,
+        priced_region=priced_region,
+        table_date=str(table["date"]),
+        table_source=region["source"],
+        hours_per_month=hours,
+        spot_price_ratio=spot_ratio,
+        control_plane_monthly=float(table["clusterTierHourly"][settings.cluster_tier]) * hours,
+        pools=tuple(pools),
+        overrides=tuple(overrides),
+    )
+
+
+def warm_reason(min_count: int, mig_profile: str | None) -> str:
+    if min_count == 0:
+        return ""
+    if mig_profile is not None:
+        return "MIG pool: the AKS autoscaler cannot scale it up from zero for slice requests"
+    return "minCount above 0"
+
+
+def render_cost(stack: str, estimate: CostEstimate) -> str:
+    rows = [
+        "| pool | vm size | USD/hour | price from | nodes | at idle (min) | at max | kept warm because |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    rows += [
+        f"| {p.pool} | {p.vm_size}{' (spot)' if p.spot else ''} | {p.hourly:.3f} | {p.price_source} | "
+        f"{p.min_nodes}..{p.max_nodes} | {p.monthly_at_min:,.0f} | {p.monthly_at_max:,.0f} | {p.warm_reason or '-'} |"
+        for p in estimate.pools
+    ]
+    overrides = f"The stack's `costModel` overrides: {', '.join(estimate.overrides)}.\n\n" if estimate.overrides else ""
+    return (
+        f"# Monthly cost estimate of stack {stack}\n\n"
+        f"Prices: {estimate.currency}, {estimate.region_note} ({estimate.table_source}), "
+        f"{estimate.hours_per_month} h/month, spot at {estimate.spot_price_ratio:.0%} of list price (node VMs and "
+        "the AKS tier only: no disks, storage, egress or monitoring).\n\n"
+        + overrides
+        + "\n".join(rows)
+        + f"\n\nControl plane: {estimate.control_plane_monthly:,.0f}/month. "
+        f"**Total: {estimate.monthly_at_idle:,.0f} at idle, {estimate.monthly_at_max:,.0f} at max scale.**\n"
+    )
