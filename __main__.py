@@ -1,14 +1,14 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
-Reads like the architecture: validated settings -> cluster -> GPU node pools -> GPU software, training
-operator, shared storage, team workspaces, queues -> monitoring -> exports. Azure resources go where
+Reads like the architecture: validated settings -> cluster -> monitoring -> GPU node pools -> GPU software,
+training operator, shared storage, team workspaces, queues -> scraping -> exports. Azure resources go where
 `cluster.azure` says, Kubernetes ones through `cluster.provider`; pool facts are derived once, in settings.
 """
 
 import pulumi
 
 from components.cluster import AksCluster, AksClusterArgs
-from components.compute import GpuNodePool, GpuNodePoolArgs
+from components.compute import gpu_pools_in_sequence
 from components.config.loader import load_settings_from_pulumi
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
@@ -25,10 +25,27 @@ prod, zonal = settings.protect_stateful, bool(settings.availability_zones)
 
 cluster = AksCluster("platform", AksClusterArgs(settings=settings))
 azure, k8s = cluster.azure, cluster.provider
-pools = [
-    GpuNodePool(pool.name, GpuNodePoolArgs(pool=pool, facts=facts, cluster_name=cluster.cluster_name, azure=azure))
-    for pool, facts in zip(settings.gpu_pools, settings.pool_facts, strict=True)
-]
+monitoring = ManagedPrometheus(
+    "monitoring",
+    ManagedPrometheusArgs(
+        azure=azure,
+        monitoring=settings.monitoring,
+        team_namespaces=[team.namespace for team in settings.teams],
+        admin_group_object_ids=settings.admin_group_object_ids,
+        zone_redundant=zonal,
+        protect=prod,
+        cluster_id=cluster.cluster_id,
+        log_analytics_workspace_id=cluster.log_analytics_workspace_id,
+    ),
+)
+# One agent-pool operation at a time: the pools follow the cluster's other writes and each other.
+pools = gpu_pools_in_sequence(
+    settings.gpu_pools,
+    settings.pool_facts,
+    cluster_name=cluster.cluster_name,
+    azure=azure,
+    after=[*cluster.cluster_writes, *monitoring.cluster_writes],
+)
 gpu = GpuSoftware(
     "gpu-software",
     GpuSoftwareArgs(
@@ -40,7 +57,8 @@ gpu = GpuSoftware(
 )
 training = TrainingOperator("training-operator", TrainingOperatorArgs(provider=k8s))
 storage = SharedStorage(
-    "shared-storage", SharedStorageArgs(azure=azure, zone_redundant=zonal, protect=prod, provider=k8s)
+    "shared-storage",
+    SharedStorageArgs(azure=azure, zone_redundant=zonal, keep_data=prod, owner=settings.storage, provider=k8s),
 )
 teams = {
     team.name: TeamWorkspace(
@@ -53,7 +71,7 @@ teams = {
             oidc_issuer_url=cluster.oidc_issuer_url,
             storage_account_name=storage.account_name,
             storage_classes=storage.classes,
-            protect_checkpoints=prod,
+            keep_data=prod,
             provider=k8s,
         ),
     )
@@ -68,20 +86,8 @@ queueing = Queueing(
         flavors=settings.flavors,
         team_namespaces=namespaces,
         training_operator=training.install,
+        spot_opt_in=settings.spot_needs_opt_in,
         provider=k8s,
-    ),
-)
-monitoring = ManagedPrometheus(
-    "monitoring",
-    ManagedPrometheusArgs(
-        azure=azure,
-        monitoring=settings.monitoring,
-        team_namespaces=[team.namespace for team in settings.teams],
-        admin_group_object_ids=settings.admin_group_object_ids,
-        zone_redundant=zonal,
-        protect=prod,
-        cluster_id=cluster.cluster_id,
-        log_analytics_workspace_id=cluster.log_analytics_workspace_id,
     ),
 )
 Scraping(

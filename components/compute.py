@@ -7,7 +7,7 @@ pool without restating anything about it. `agent_pool_args` builds the Azure arg
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +93,10 @@ class GpuNodePoolArgs:
     cluster_name: pulumi.Input[str]
     # The cluster's group; the pool adds its workload and GPU facts to the stack's tags.
     azure: AzureContext
+    # AKS refuses a second agent-pool operation on a cluster while one runs (OperationNotAllowed:
+    # Azure/AKS#1913, cilium/cilium#25944, Azure/telescope#1213), and maintenance configurations and add-on
+    # associations put the cluster into an operation too: the pool is created after these.
+    after: Sequence[pulumi.Resource] = ()
 
 
 class GpuNodePool(PlatformComponent):
@@ -102,6 +106,8 @@ class GpuNodePool(PlatformComponent):
 
     facts: GpuPoolFacts
     pool_name: pulumi.Output[str]
+    # The AgentPool itself, for the next pool to wait for.
+    agent_pool: aks.AgentPool
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
@@ -112,11 +118,31 @@ class GpuNodePool(PlatformComponent):
             resource_group_name=args.azure.resource_group_name,
             **agent_pool_args(args.pool, args.facts, args.azure.tags),
             opts=self.child(
+                depends_on=args.after,
                 # The autoscaler owns the node count; never write a stale count back.
                 ignore_changes=["count"],
                 replace_on_changes=IMMUTABLE_POOL_PROPERTIES,
                 delete_before_replace=True,
             ),
         )
+        self.agent_pool = agent_pool
         self.pool_name = agent_pool.name
         self.register_outputs({"poolName": self.pool_name, "capacityAtMax": self.facts.capacity_at_max})
+
+
+def gpu_pools_in_sequence(
+    pools: Sequence[GpuPoolSettings],
+    facts: Sequence[GpuPoolFacts],
+    *,
+    cluster_name: pulumi.Input[str],
+    azure: AzureContext,
+    after: Sequence[pulumi.Resource],
+) -> list[GpuNodePool]:
+    """One GpuNodePool per pool, each created after the previous one (AKS runs one agent-pool operation on a
+    cluster at a time) and the first after `after`, in name order so reordering `gpuPools` changes nothing."""
+    created: list[GpuNodePool] = []
+    for pool, pool_facts in sorted(zip(pools, facts, strict=True), key=lambda item: item[0].name):
+        previous = [created[-1].agent_pool] if created else list(after)
+        args = GpuNodePoolArgs(pool=pool, facts=pool_facts, cluster_name=cluster_name, azure=azure, after=previous)
+        created.append(GpuNodePool(pool.name, args))
+    return created

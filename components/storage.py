@@ -18,30 +18,44 @@ from pulumi_azure_native import storage
 
 from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest
+from components.config.storage import StorageSettings
 from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS
 
-# SMB mount options from the AKS Azure Files guide ("recommended mount options for SMB shares"),
-# in its broad-write variant (0777, uid/gid 0) because many training images run as root: symlinks
-# that Python environments create (mfsymlinks), strict caching with a 30 s attribute cache, no
-# shared socket between shares (fewer reconnect races) and no byte-range locks (nobrl).
-AZURE_FILES_MOUNT_OPTIONS = (
-    "dir_mode=0777",
-    "file_mode=0777",
-    "uid=0",
-    "gid=0",
-    "mfsymlinks",
-    "cache=strict",
-    "actimeo=30",
-    "nosharesock",
-    "nobrl",
-)
-# Blob NFS 3.0: four TCP connections per mount, as in the AKS Blob CSI NFS storage class example,
-# for the parallel reads of data loaders.
-BLOB_NFS_MOUNT_OPTIONS = ("nconnect=4",)
+
+# SMB mount options from the AKS Azure Files guide ("recommended mount options for SMB shares"), owned by the
+# stack's `storage.uid`/`gid` with group-only access (0770 directories, 0660 files), as the seed asks: symlinks
+# that Python environments create (mfsymlinks), strict caching with a 30 s attribute cache, no shared socket
+# between shares (fewer reconnect races) and no byte-range locks (nobrl).
+def azure_files_mount_options(owner: StorageSettings) -> list[str]:
+    return [
+        "dir_mode=0770",
+        "file_mode=0660",
+        f"uid={owner.uid}",
+        f"gid={owner.gid}",
+        "mfsymlinks",
+        "cache=strict",
+        "actimeo=30",
+        "nosharesock",
+        "nobrl",
+    ]
 
 
-def storage_classes() -> list[dict[str, Any]]:
-    def storage_class(name: str, provisioner: str, parameters: dict[str, str], reclaim: str, mount: tuple[str, ...]):
+# Blob NFS 3.0, as the MLOps article asks: four TCP connections per mount (the Blob CSI NFS StorageClass
+# example) for the parallel reads of data loaders, a 120 s attribute cache for datasets that rarely change,
+# and a new source port on reconnect (noresvport) so a mount recovers after a network blip. The driver hands
+# these verbatim to the Linux NFS client with `sec=sys,vers=3,nolock` (blob-csi-driver pkg/blob/nodeserver.go),
+# and all three are nfs(5) NFSv3 options. The article's FUSE timeouts (attr/entry/negative_timeout, written
+# with `-o`) belong to blobfuse, not to NFS, and are left out.
+BLOB_NFS_MOUNT_OPTIONS = ["nconnect=4", "actimeo=120", "noresvport"]
+# The classes behind the teams' data claims.
+DATA_CLASSES = (DATASETS_CLASS, CHECKPOINTS_CLASS)
+
+
+def storage_classes(owner: StorageSettings, retain_data: bool) -> list[dict[str, Any]]:
+    """The platform's classes. Checkpoints are always retained; datasets too where data must outlive config
+    edits (prod): a `Delete` class deletes the volume with its claim, and a claim goes with its namespace."""
+
+    def storage_class(name: str, provisioner: str, parameters: dict[str, str], reclaim: str, mount: list[str]):
         return {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "StorageClass",
@@ -53,23 +67,20 @@ def storage_classes() -> list[dict[str, Any]]:
             # Blob and Files shares are regional, so nothing is gained by waiting for a pod: binding at
             # once lets the `pulumi up` that creates a claim see it Bound (and fail there if it cannot).
             "volumeBindingMode": "Immediate",
-            "mountOptions": list(mount),
+            "mountOptions": mount,
         }
 
+    files_options = azure_files_mount_options(owner)
     return [
         storage_class(
             DATASETS_CLASS,
             "blob.csi.azure.com",
             {"protocol": "nfs", "skuName": "Premium_LRS"},
-            "Delete",
+            "Retain" if retain_data else "Delete",
             BLOB_NFS_MOUNT_OPTIONS,
         ),
-        storage_class(
-            SHARED_FILES_CLASS, "file.csi.azure.com", {"skuName": "Premium_LRS"}, "Delete", AZURE_FILES_MOUNT_OPTIONS
-        ),
-        storage_class(
-            CHECKPOINTS_CLASS, "file.csi.azure.com", {"skuName": "Premium_LRS"}, "Retain", AZURE_FILES_MOUNT_OPTIONS
-        ),
+        storage_class(SHARED_FILES_CLASS, "file.csi.azure.com", {"skuName": "Premium_LRS"}, "Delete", files_options),
+        storage_class(CHECKPOINTS_CLASS, "file.csi.azure.com", {"skuName": "Premium_LRS"}, "Retain", files_options),
     ]
 
 
@@ -90,7 +101,9 @@ def storage_account_args(location: str, zone_redundant: bool) -> dict[str, Any]:
 class SharedStorageArgs:
     azure: AzureContext
     zone_redundant: bool
-    protect: bool
+    # Prod: the account is protected, the data classes retain their volumes and stay in the cluster on delete.
+    keep_data: bool
+    owner: StorageSettings
     provider: pulumi.ProviderResource
 
 
@@ -110,13 +123,17 @@ class SharedStorage(PlatformComponent):
             resource_group_name=azure.resource_group_name,
             **storage_account_args(azure.location, args.zone_redundant),
             tags=azure.tags,
-            opts=self.child(protect=args.protect),
+            opts=self.child(protect=args.keep_data),
         )
-        kube = self.child(provider=args.provider)
-        self.classes = [
-            apply_manifest(f"{name}-class-{manifest['metadata']['name']}", manifest, kube)
-            for manifest in storage_classes()
-        ]
+        self.classes = []
+        for manifest in storage_classes(args.owner, args.keep_data):
+            class_name = manifest["metadata"]["name"]
+            keep = args.keep_data and class_name in DATA_CLASSES
+            self.classes.append(
+                apply_manifest(
+                    f"{name}-class-{class_name}", manifest, self.child(provider=args.provider, retain_on_delete=keep)
+                )
+            )
         self.account_id = account.id
         self.account_name = account.name
         self.register_outputs({"accountName": self.account_name})

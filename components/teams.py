@@ -29,7 +29,14 @@ from components.core.naming import (
     WORKLOAD_SERVICE_ACCOUNT,
 )
 from components.core.pool_facts import GpuPoolFacts
-from components.core.quotas import cohort_total, format_cpu, format_memory, gpu_hard_limits
+from components.core.quotas import (
+    DEFAULT_CONTAINER_CPU,
+    DEFAULT_CONTAINER_MEMORY,
+    cohort_total,
+    format_cpu,
+    format_memory,
+    gpu_hard_limits,
+)
 
 # Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
 WORKLOAD_IDENTITY_CLIENT_ID = "azure.workload.identity/client-id"
@@ -77,7 +84,7 @@ def limit_range(team: TeamSettings) -> dict[str, Any]:
             "limits": [
                 {
                     "type": "Container",
-                    "defaultRequest": {"cpu": "500m", "memory": "1Gi"},
+                    "defaultRequest": {"cpu": DEFAULT_CONTAINER_CPU, "memory": DEFAULT_CONTAINER_MEMORY},
                     "max": {"cpu": team.cpu, "memory": team.memory},
                 }
             ]
@@ -207,7 +214,10 @@ class TeamWorkspaceArgs:
     provider: pulumi.ProviderResource
     # Storage classes the claims need; claims are created after them.
     storage_classes: Sequence[pulumi.Resource]
-    protect_checkpoints: bool
+    # Prod: the team's data outlives config edits. Removing the team from the config then stops at its
+    # protected namespace, claims and container (README, "Removing a team"), and even after a deliberate
+    # `pulumi state unprotect` the namespace and claims are only dropped from the state, never deleted.
+    keep_data: bool
 
 
 class TeamWorkspace(PlatformComponent):
@@ -224,7 +234,13 @@ class TeamWorkspace(PlatformComponent):
     def __init__(self, name: str, args: TeamWorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
         team, azure = args.team, args.azure
-        self.namespace = apply_manifest(f"{name}-namespace", namespace(team), self.child(provider=args.provider))
+        # Deleting a Namespace deletes every claim in it, whatever the claims' own options say.
+        keep = args.keep_data
+        self.namespace = apply_manifest(
+            f"{name}-namespace",
+            namespace(team),
+            self.child(provider=args.provider, protect=keep, retain_on_delete=keep),
+        )
         in_namespace = self.child(provider=args.provider, depends_on=[self.namespace])
         apply_manifest(f"{name}-quota", resource_quota(team, args.teams, args.flavors), in_namespace)
         apply_manifest(f"{name}-limits", limit_range(team), in_namespace)
@@ -236,6 +252,7 @@ class TeamWorkspace(PlatformComponent):
             resource_name_=azure.names.team_identity(team.name),
             resource_group_name=azure.resource_group_name,
             location=azure.location,
+            tags=azure.tags,
             opts=self.child(),
         )
         managedidentity.FederatedIdentityCredential(
@@ -254,7 +271,9 @@ class TeamWorkspace(PlatformComponent):
             account_name=args.storage_account_name,
             resource_group_name=azure.resource_group_name,
             public_access="None",
-            opts=self.child(protect=args.protect_checkpoints),
+            # Blob containers take no ARM tags (their metadata names must be C# identifiers, which `cost-center`
+            # is not); their cost is billed to the storage account, which carries the stack's tags.
+            opts=self.child(protect=keep),
         )
         assign_role(
             f"{name}-blob-data",
@@ -270,9 +289,8 @@ class TeamWorkspace(PlatformComponent):
 
         for claim in team_claims(team):
             claim_name = claim["metadata"]["name"]
-            # Checkpoints outlive the stack in prod: the claim is protected and left in Kubernetes on
-            # delete, and its class retains the Azure Files share even if the claim goes.
-            keep = args.protect_checkpoints and claim_name == CHECKPOINTS_CLAIM
+            # Datasets and checkpoints outlive config edits in prod: the claims are protected and left in
+            # Kubernetes on delete, and their classes retain the volumes even if a claim goes.
             apply_manifest(
                 f"{name}-{claim_name}",
                 claim,

@@ -126,7 +126,8 @@ def check(run: ProgramRun, config: Mapping[str, Any]) -> list[Violation]:
                 policy.validate(args, lambda message, urn=None, r=resource: report(message, urn or r.urn))
         else:
             policy.validate(StackValidationArgs(list(resources.values()), properties), report)
-    return violations
+    # In a stable order, whatever order the program registered its resources in.
+    return sorted(violations, key=lambda v: (v.policy, v.resource or "", v.message))
 
 
 def mandatory(violations: list[Violation]) -> list[Violation]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi_azure_native import containerregistry, operationalinsights
+from pulumi_azure_native import containerregistry, operationalinsights, security
 from pulumi_azure_native import containerservice as aks
 
 from components.config.cluster import MaintenanceWindow
@@ -187,3 +187,28 @@ def kubelet_object_id(identity_profile: dict | None) -> str:
     if not identity_profile or "kubeletidentity" not in identity_profile:
         raise ValueError("the cluster reported no kubelet identity; cannot grant it AcrPull")
     return identity_profile["kubeletidentity"].object_id
+
+
+# The Defender for Containers extensions Microsoft's built-in policy "Configure Microsoft Defender for Containers
+# plan" (v1.5.0) turns on: vulnerability assessment of registry images (rescanned daily), agentless discovery of
+# clusters and nodes, the runtime sensor with gated deployment of vulnerable images, and image integrity.
+DEFENDER_FOR_CONTAINERS_EXTENSIONS: tuple[tuple[str, dict[str, str] | None], ...] = (
+    ("ContainerRegistriesVulnerabilityAssessments", None),
+    ("AgentlessDiscoveryForKubernetes", None),
+    ("AgentlessVmScanning", None),
+    ("ContainerSensor", {"SecurityGatingEnabled": "True"}),
+    ("ContainerIntegrityContribution", None),
+)
+
+
+def defender_plan_args(subscription_id: pulumi.Input[str]) -> dict[str, Any]:
+    """The subscription's Defender for Containers plan (Microsoft.Security/pricings `Containers`, API 2024-01-01)."""
+    return {
+        "pricing_name": "Containers",
+        "pricing_tier": "Standard",
+        "scope_id": pulumi.Output.concat("subscriptions/", subscription_id),
+        "extensions": [
+            security.ExtensionArgs(name=name, is_enabled="True", additional_extension_properties=properties)
+            for name, properties in DEFENDER_FOR_CONTAINERS_EXTENSIONS
+        ],
+    }

@@ -11,12 +11,20 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_azure_native import authorization, containerregistry, managedidentity, operationalinsights, resources
+from pulumi_azure_native import (
+    authorization,
+    containerregistry,
+    managedidentity,
+    operationalinsights,
+    resources,
+    security,
+)
 from pulumi_azure_native import containerservice as aks
 
 from components.base.azure import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN, assign_role
 from components.base.component import AzureContext, PlatformComponent
 from components.cluster.builders import (
+    defender_plan_args,
     kubelet_object_id,
     log_workspace_args,
     maintenance_window_args,
@@ -53,23 +61,26 @@ class AksCluster(PlatformComponent):
     registry_login_server: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
+    # Writes to the cluster after its creation (maintenance configurations), which node pools wait for.
+    cluster_writes: list[pulumi.Resource]
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
         settings = args.settings
         names = Names(settings.name_prefix, settings.environment)
-        tags = {**stack_tags(settings.environment, {}), "managed-by": "pulumi", **settings.tags}
+        tags = stack_tags(settings.environment, settings.tags)
         # Stateful resources survive an accidental destroy in prod: the cluster (running jobs,
         # PVC bindings), the log workspace (audit trail) and the registry (images).
         stateful = settings.protect_stateful
         client = authorization.get_client_config_output(opts=self.invoke_options())
 
+        # Deleting the group deletes everything in it, team data included: protected in prod.
         group = resources.ResourceGroup(
             f"{name}-rg",
             resource_group_name=names.resource_group,
             location=settings.location,
             tags=tags,
-            opts=self.child(),
+            opts=self.child(protect=stateful),
         )
         identity = managedidentity.UserAssignedIdentity(
             f"{name}-identity",
@@ -95,8 +106,9 @@ class AksCluster(PlatformComponent):
             # next `up` would scale nodes away from under running pods.
             opts=self.child(protect=stateful, ignore_changes=["agentPoolProfiles[0].count"]),
         )
+        self.cluster_writes = []
         for schedule, window in maintenance_windows(settings).items():
-            aks.MaintenanceConfiguration(
+            maintenance = aks.MaintenanceConfiguration(
                 f"{name}-{schedule}",
                 config_name=schedule,
                 resource_group_name=group.name,
@@ -104,6 +116,7 @@ class AksCluster(PlatformComponent):
                 maintenance_window=maintenance_window_args(window),
                 opts=self.child(),
             )
+            self.cluster_writes.append(maintenance)
         registry = containerregistry.Registry(
             f"{name}-registry",
             resource_group_name=group.name,
@@ -111,6 +124,14 @@ class AksCluster(PlatformComponent):
             tags=tags,
             opts=self.child(protect=stateful),
         )
+        if settings.defender_for_containers_plan:
+            # Subscription-wide, and kept when the stack goes: destroying one stack must not switch the protection
+            # of every other workload of the subscription off (README, "Image scanning").
+            security.Pricing(
+                f"{name}-defender-for-containers",
+                **defender_plan_args(client.subscription_id),
+                opts=self.child(retain_on_delete=True),
+            )
         kubelet_id = cluster.identity_profile.apply(kubelet_object_id)
         assign_role(
             f"{name}-acr-pull",
@@ -127,7 +148,7 @@ class AksCluster(PlatformComponent):
             f"{name}-deployer-cluster-admin",
             role_guid=AKS_RBAC_CLUSTER_ADMIN,
             scope=cluster.id,
-            principal_id=client.object_id,
+            principal_id=settings.deployer_object_id or client.object_id,
             principal_type=settings.deployer_principal_type,
             subscription_id=client.subscription_id,
             opts=self.child(),
@@ -155,7 +176,7 @@ class AksCluster(PlatformComponent):
             subscription_id=client.subscription_id,
             resource_group_name=group.name,
             location=settings.location,
-            tags=stack_tags(settings.environment, settings.tags),
+            tags=tags,
         )
         self.subscription_id = client.subscription_id
         self.resource_group_name = group.name

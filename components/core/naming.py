@@ -33,6 +33,8 @@ PLATFORM_NAMESPACES = (
 CPU_FLAVOR = "cpu"
 # The LocalQueue in every team namespace (jobs name it with this label).
 LOCAL_QUEUE = "default"
+# Where spot needs opting in (prod), the LocalQueue whose jobs may run on spot pools.
+SPOT_QUEUE = "spot"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 # The ServiceAccount of a team's jobs, federated to the team's Azure identity.
 WORKLOAD_SERVICE_ACCOUNT = "training"
@@ -49,8 +51,9 @@ _GUID_NAMESPACE = uuid.UUID("2f0b7a4e-7f0c-4c1b-9a52-6d1b8c3e9f10")
 
 
 def stack_tags(environment: str, extra: Mapping[str, str]) -> dict[str, str]:
-    """The Azure tags of a stack's resources: its environment and project, plus the stack's own tags."""
-    return {"environment": environment, "project": PROJECT_TAG, **extra}
+    """The one tag set of every taggable Azure resource of a stack: environment, project and tool, plus the
+    stack's own `tags` (a `cost-center`, say), which win over the platform's on a clash."""
+    return {"environment": environment, "managed-by": "pulumi", "project": PROJECT_TAG, **extra}
 
 
 def snake_case(camel: str) -> str:

@@ -23,22 +23,26 @@ def system_placement() -> dict[str, Any]:
 
 
 def gpu_tolerations(pools: Sequence[GpuPoolFacts]) -> list[dict[str, str]]:
-    """Tolerations for every taint of every GPU pool, each once, in pool order."""
-    tolerations: list[dict[str, str]] = []
-    for pool in pools:
-        for toleration in pool.tolerations():
-            if toleration not in tolerations:
-                tolerations.append(toleration)
-    return tolerations
+    """Tolerations for every taint of every GPU pool, each once, sorted: reordering `gpuPools` must not change
+    a chart's values (a Helm upgrade and DaemonSet rollouts for nothing)."""
+    unique: list[dict[str, str]] = []
+    for toleration in (toleration for pool in pools for toleration in pool.tolerations()):
+        if toleration not in unique:
+            unique.append(toleration)
+    return sorted(unique, key=lambda t: (t["key"], t.get("value", ""), t["effect"]))
 
 
 def gpu_node_affinity(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
-    """Required node affinity to exactly the GPU pools (by the `agentpool` label AKS sets)."""
+    """Required node affinity to exactly the GPU pools (by the `agentpool` label AKS sets), names sorted."""
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
                 "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "agentpool", "operator": "In", "values": [p.name for p in pools]}]}
+                    {
+                        "matchExpressions": [
+                            {"key": "agentpool", "operator": "In", "values": sorted(p.name for p in pools)}
+                        ]
+                    }
                 ]
             }
         }

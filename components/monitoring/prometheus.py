@@ -9,6 +9,7 @@ The Azure arguments are built by the pure functions below; the component wires t
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,6 +104,11 @@ def container_insights_rule_args(
     }
 
 
+def email_receiver_name(address: str) -> str:
+    """Named after the address, not its position, so adding an address renames no other receiver."""
+    return "email-" + hashlib.sha256(address.lower().encode()).hexdigest()[:12]
+
+
 def action_group_args(monitoring: MonitoringSettings, names: Names) -> dict[str, Any]:
     return {
         "action_group_name": f"ag-{names.stem}",
@@ -111,9 +117,9 @@ def action_group_args(monitoring: MonitoringSettings, names: Names) -> dict[str,
         "enabled": True,
         "email_receivers": [
             monitor.MicrosoftCommonEmailReceiverArgs(
-                name=f"email-{index}", email_address=address, use_common_alert_schema=True
+                name=email_receiver_name(address), email_address=address, use_common_alert_schema=True
             )
-            for index, address in enumerate(monitoring.alert_emails)
+            for address in monitoring.alert_emails
         ],
     }
 
@@ -189,6 +195,8 @@ class ManagedPrometheus(PlatformComponent):
 
     workspace_id: pulumi.Output[str]
     grafana_endpoint: pulumi.Output[str] | None
+    # The add-on associations written on the cluster, which node pools wait for.
+    cluster_writes: list[pulumi.Resource]
 
     def __init__(self, name: str, args: ManagedPrometheusArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
@@ -219,13 +227,12 @@ class ManagedPrometheus(PlatformComponent):
             tags=tags,
             opts=self.child(),
         )
-        monitor.DataCollectionRuleAssociation(
+        metrics_association = self._associate(
             f"{name}-association",
-            association_name="ContainerInsightsMetricsExtension",
-            resource_uri=args.cluster_id,
-            data_collection_rule_id=rule.id,
-            description="Managed Prometheus: cluster -> data collection rule -> Azure Monitor workspace",
-            opts=self.child(),
+            "ContainerInsightsMetricsExtension",
+            args.cluster_id,
+            rule,
+            "Managed Prometheus: cluster -> data collection rule -> Azure Monitor workspace",
         )
         insights = monitor.DataCollectionRule(
             f"{name}-container-insights",
@@ -234,12 +241,8 @@ class ManagedPrometheus(PlatformComponent):
             tags=tags,
             opts=self.child(),
         )
-        monitor.DataCollectionRuleAssociation(
-            f"{name}-container-insights-association",
-            association_name="ContainerInsightsExtension",
-            resource_uri=args.cluster_id,
-            data_collection_rule_id=insights.id,
-            opts=self.child(),
+        insights_association = self._associate(
+            f"{name}-container-insights-association", "ContainerInsightsExtension", args.cluster_id, insights
         )
 
         scopes = [workspace.id, args.cluster_id]
@@ -261,9 +264,28 @@ class ManagedPrometheus(PlatformComponent):
             f"{name}-audit-logs", **audit_log_args(args.cluster_id, args.log_analytics_workspace_id), opts=self.child()
         )
 
+        self.cluster_writes = [metrics_association, insights_association]
         self.workspace_id = workspace.id
         self.grafana_endpoint = self._grafana(name, args, workspace) if args.monitoring.grafana_enabled else None
         self.register_outputs({"workspaceId": self.workspace_id})
+
+    def _associate(
+        self,
+        resource_name: str,
+        association_name: str,
+        cluster_id: pulumi.Input[str],
+        rule: monitor.DataCollectionRule,
+        description: str | None = None,
+    ) -> monitor.DataCollectionRuleAssociation:
+        """The cluster's link to a data collection rule, under the association name the AKS add-on expects."""
+        return monitor.DataCollectionRuleAssociation(
+            resource_name,
+            association_name=association_name,
+            resource_uri=cluster_id,
+            data_collection_rule_id=rule.id,
+            description=description,
+            opts=self.child(),
+        )
 
     def _rule_group(
         self,
@@ -283,6 +305,7 @@ class ManagedPrometheus(PlatformComponent):
             interval="PT1M",
             enabled=True,
             rules=rules,
+            tags=azure.tags,
             opts=self.child(),
         )
 

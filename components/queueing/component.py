@@ -15,11 +15,11 @@ import pulumi_kubernetes as k8s
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
 from components.config.teams import KueueSettings, TeamSettings
-from components.core.naming import KUEUE_NAMESPACE
+from components.core.naming import KUEUE_NAMESPACE, LOCAL_QUEUE
 from components.core.placement import system_placement
 from components.core.pool_facts import GpuPoolFacts
 from components.core.versions import KUEUE
-from components.queueing.kueue import kueue_custom_resources, kueue_values, local_queue
+from components.queueing.kueue import kueue_custom_resources, kueue_values, local_queue, team_queues
 from components.queueing.priorities import PRIORITIES, priority_class, workload_priority_class
 
 
@@ -33,6 +33,8 @@ class QueueingArgs:
     # before Kueue starts its PyTorchJob/TFJob integrations).
     team_namespaces: Mapping[str, pulumi.Resource]
     training_operator: pulumi.Resource
+    # Jobs reach spot pools only through a team's `spot` queue (prod), not its default one.
+    spot_opt_in: bool
 
 
 class Queueing(PlatformComponent):
@@ -61,13 +63,14 @@ class Queueing(PlatformComponent):
         after_kueue = self.child(provider=args.provider, depends_on=[self.kueue_release])
         for priority in PRIORITIES:
             apply_manifest(f"{name}-workload-priority-{priority.name}", workload_priority_class(priority), after_kueue)
-        for manifest in kueue_custom_resources(args.teams, args.flavors, args.kueue):
+        for manifest in kueue_custom_resources(args.teams, args.flavors, args.kueue, args.spot_opt_in):
             kind = manifest["kind"].lower()
             apply_manifest(f"{name}-{kind}-{manifest['metadata']['name']}", manifest, after_kueue)
         for team in args.teams:
-            apply_manifest(
-                f"{name}-localqueue-{team.name}",
-                local_queue(team),
-                self.child(provider=args.provider, depends_on=[self.kueue_release, args.team_namespaces[team.name]]),
+            in_namespace = self.child(
+                provider=args.provider, depends_on=[self.kueue_release, args.team_namespaces[team.name]]
             )
+            for queue in team_queues(team, args.flavors, args.spot_opt_in):
+                suffix = "" if queue.local_queue == LOCAL_QUEUE else f"-{queue.local_queue}"
+                apply_manifest(f"{name}-localqueue-{team.name}{suffix}", local_queue(team, queue), in_namespace)
         self.register_outputs({"kueueRelease": self.kueue_release.name})

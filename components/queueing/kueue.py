@@ -9,12 +9,13 @@ team are lent to the others and reclaimed (with preemption) when their owner nee
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from components.config.teams import KueueSettings, TeamSettings
-from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE
+from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quotas import FlavorQuota
 from components.queueing.priorities import KUEUE_API
@@ -43,11 +44,40 @@ def _quota_entry(resource: str, quota: FlavorQuota) -> dict[str, Any]:
     return entry
 
 
-def resource_groups(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts]) -> list[dict[str, Any]]:
-    """CPU/memory in one group; one group per GPU resource name with the team's flavors of it, in pool order.
+def flavor_preference(facts: GpuPoolFacts) -> tuple[bool, str]:
+    """The order Kueue tries a team's flavors in: on-demand pools before spot pools, then by name. Never the
+    order of `gpuPools`, which Pulumi's CLI does not even keep for objects such as `gpuQuota`."""
+    return (facts.spot, facts.name)
+
+
+@dataclass(frozen=True)
+class TeamQueue:
+    """One queue of a team: the LocalQueue its jobs name, the ClusterQueue behind it, and which GPU flavors it
+    offers (None: all of the team's; True: spot only; False: on-demand only)."""
+
+    local_queue: str
+    cluster_queue: str
+    spot: bool | None
+
+
+def team_queues(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], spot_opt_in: bool) -> list[TeamQueue]:
+    """The `default` queue, and where spot needs opting in (prod) and the team has spot quota, a `spot` queue:
+    then no job lands on a spot pool, which may evict it at any time, unless it names the spot queue."""
+    has_spot = any(flavors[quota.flavor].spot for quota in team.gpu_quotas)
+    if not (spot_opt_in and has_spot):
+        return [TeamQueue(LOCAL_QUEUE, team.name, None)]
+    return [TeamQueue(LOCAL_QUEUE, team.name, False), TeamQueue(SPOT_QUEUE, f"{team.name}-{SPOT_QUEUE}", True)]
+
+
+def resource_groups(
+    team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], queue: TeamQueue | None = None
+) -> list[dict[str, Any]]:
+    """CPU/memory in one group; one group per GPU resource name with the team's flavors of it, on-demand first.
 
     Kueue lets a flavor appear in one group only and every flavor of a group must cover the same
-    resources, so whole GPUs (`nvidia.com/gpu`) and each MIG slice size form separate groups."""
+    resources, so whole GPUs (`nvidia.com/gpu`) and each MIG slice size form separate groups. A spot-only
+    queue holds no CPU or memory of its own: it borrows them from the cohort (the team's default queue lends)."""
+    spot_only = queue is not None and queue.spot is True
     groups: list[dict[str, Any]] = [
         {
             "coveredResources": ["cpu", "memory"],
@@ -55,8 +85,8 @@ def resource_groups(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts]) -> 
                 {
                     "name": CPU_FLAVOR,
                     "resources": [
-                        {"name": "cpu", "nominalQuota": team.cpu},
-                        {"name": "memory", "nominalQuota": team.memory},
+                        {"name": "cpu", "nominalQuota": "0" if spot_only else team.cpu},
+                        {"name": "memory", "nominalQuota": "0" if spot_only else team.memory},
                     ],
                 }
             ],
@@ -64,7 +94,9 @@ def resource_groups(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts]) -> 
     ]
     by_resource: dict[str, list[dict[str, Any]]] = {}
     quotas = {quota.flavor: quota for quota in team.gpu_quotas}
-    for flavor, facts in flavors.items():
+    for flavor, facts in sorted(flavors.items(), key=lambda item: flavor_preference(item[1])):
+        if queue is not None and queue.spot is not None and facts.spot != queue.spot:
+            continue
         if flavor in quotas:
             entry = {"name": flavor, "resources": [_quota_entry(facts.gpu_resource, quotas[flavor])]}
             by_resource.setdefault(facts.gpu_resource, []).append(entry)
@@ -72,17 +104,19 @@ def resource_groups(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts]) -> 
     return groups
 
 
-def cluster_queue(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings) -> dict[str, Any]:
+def cluster_queue(
+    team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings, queue: TeamQueue | None = None
+) -> dict[str, Any]:
     return {
         "apiVersion": KUEUE_API,
         "kind": "ClusterQueue",
-        "metadata": {"name": team.name, "labels": {"team": team.name}},
+        "metadata": {"name": team.name if queue is None else queue.cluster_queue, "labels": {"team": team.name}},
         "spec": {
             "cohortName": kueue.cohort,
             # Only the team's own namespace may submit to its queue.
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}},
             "queueingStrategy": "BestEffortFIFO",
-            "resourceGroups": resource_groups(team, flavors),
+            "resourceGroups": resource_groups(team, flavors, queue),
             "preemption": {
                 # A team gets its lent quota back by preempting borrowers, whatever their priority;
                 # inside its own queue, higher priority (inference) preempts lower (training).
@@ -94,24 +128,29 @@ def cluster_queue(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], kueue
     }
 
 
-def local_queue(team: TeamSettings) -> dict[str, Any]:
-    """Named `default`: with Kueue's LocalQueue defaulting, jobs without a queue label land here too."""
+def local_queue(team: TeamSettings, queue: TeamQueue | None = None) -> dict[str, Any]:
+    """`default` (with Kueue's LocalQueue defaulting, jobs without a queue label land there too) or `spot`."""
+    queue = queue or TeamQueue(LOCAL_QUEUE, team.name, None)
     return {
         "apiVersion": KUEUE_API,
         "kind": "LocalQueue",
-        "metadata": {"name": LOCAL_QUEUE, "namespace": team.namespace, "labels": {"team": team.name}},
-        "spec": {"clusterQueue": team.name},
+        "metadata": {"name": queue.local_queue, "namespace": team.namespace, "labels": {"team": team.name}},
+        "spec": {"clusterQueue": queue.cluster_queue},
     }
 
 
 def kueue_custom_resources(
-    teams: Sequence[TeamSettings], flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings
+    teams: Sequence[TeamSettings], flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings, spot_opt_in: bool
 ) -> list[dict[str, Any]]:
     """Every cluster-scoped Kueue object of the stack (flavors, then queues); LocalQueues are per team."""
     return [
         cpu_flavor(),
         *(resource_flavor(facts) for facts in flavors.values()),
-        *(cluster_queue(team, flavors, kueue) for team in teams),
+        *(
+            cluster_queue(team, flavors, kueue, queue)
+            for team in teams
+            for queue in team_queues(team, flavors, spot_opt_in)
+        ),
     ]
 
 

@@ -11,28 +11,38 @@ from aks_mlops_policies.resource_rules import cluster_rule
 
 Report = Callable[..., None]
 DEFAULT_PROTECTED_TYPES = [
+    "azure-native:resources:ResourceGroup",
     "azure-native:containerservice:ManagedCluster",
     "azure-native:operationalinsights:Workspace",
     "azure-native:containerregistry:Registry",
     "azure-native:storage:StorageAccount",
+    "azure-native:storage:BlobContainer",
     "azure-native:monitor:AzureMonitorWorkspace",
 ]
-CHECKPOINT_CLAIM = "checkpoints"
+# The team claims that hold data (the program's components.core.naming; a test keeps the two equal).
+DATA_CLAIMS = ("datasets", "checkpoints")
+# Team namespaces carry this label; deleting one deletes every claim in it.
+TEAM_LABEL = "team"
+
+
+def _is_team_data(args: ResourceValidationArgs) -> bool:
+    if args.resource_type == "kubernetes:core/v1:PersistentVolumeClaim":
+        return get(args.props, "metadata", "name") in DATA_CLAIMS
+    if args.resource_type == "kubernetes:core/v1:Namespace":
+        return TEAM_LABEL in (get(args.props, "metadata", "labels") or {})
+    return False
 
 
 def _stateful_protected(args: ResourceValidationArgs, report: Report) -> None:
     protected_types = (args.get_config() or {}).get("protectedTypes", DEFAULT_PROTECTED_TYPES)
-    is_checkpoint_claim = (
-        args.resource_type == "kubernetes:core/v1:PersistentVolumeClaim"
-        and get(args.props, "metadata", "name") == CHECKPOINT_CLAIM
-    )
-    if (args.resource_type in protected_types or is_checkpoint_claim) and not args.opts.protect:
+    if (args.resource_type in protected_types or _is_team_data(args)) and not args.opts.protect:
         report(f"{args.resource_type} {args.name} holds state but is not protected; set protect=True in prod")
 
 
 prod_stateful_resources_protected = ResourceValidationPolicy(
     name="prod-stateful-resources-protected",
-    description="Stateful resources (cluster, logs, registry, storage, metrics, checkpoints) are protected in prod.",
+    description="Stateful resources (resource group, cluster, logs, registry, storage, metrics, team namespaces and "
+    "data claims) are protected in prod.",
     validate=_stateful_protected,
     config_schema=PolicyConfigSchema(
         properties={

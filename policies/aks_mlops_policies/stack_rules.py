@@ -387,7 +387,8 @@ alerts_use_scraped_metrics = StackValidationPolicy(
 
 
 def _one_global_default(args: StackValidationArgs, report: Report) -> None:
-    defaults = [r.name for r in _of_kind(args.resources, "PriorityClass") if r.props.get("globalDefault")]
+    # Sorted: the message must not depend on the order resources were registered in.
+    defaults = sorted(r.name for r in _of_kind(args.resources, "PriorityClass") if r.props.get("globalDefault"))
     if len(defaults) > 1:
         report(f"{len(defaults)} PriorityClasses are the global default ({', '.join(defaults)}); keep at most one")
 

@@ -316,8 +316,9 @@ STACK_CASES = [
             setting("queueing-priority-training-batch", "globalDefault", True),
             setting("queueing-priority-inference-critical", "globalDefault", True),
         ),
-        "2 PriorityClasses are the global default (queueing-priority-training-batch, "
-        "queueing-priority-inference-critical)",
+        # Names sorted: the message does not depend on the order the program registered the classes in.
+        "2 PriorityClasses are the global default (queueing-priority-inference-critical, "
+        "queueing-priority-training-batch)",
     ),
 ]
 

@@ -6,11 +6,13 @@ Expected values come from each stack's own config file, never from the program's
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 
 from components.config.pools import DRIVER_FOR_SOFTWARE
 from components.core.catalog import find_vm_size
 from offline.engine import ProgramRun, run_stack
+from offline.fake_azure import SUBSCRIPTION_ID
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 
@@ -116,10 +118,22 @@ def test_exports_name_the_cluster_and_summarize_pool_capacity(stack: str, stack_
             "gpuPools[0].name",
         ),
         ({"environment": None}, "environment"),
+        ({"gpuSoftwre": "device-plugin"}, "gpuSoftwre"),
     ],
-    ids=["yaml-float-version", "bad-pool-name", "missing-environment"],
+    ids=["yaml-float-version", "bad-pool-name", "missing-environment", "misspelt-key"],
 )
 def test_bad_config_stops_the_program_before_any_resource_is_registered(stack: str, overrides: dict, key: str) -> None:
     run = run_stack(stack, overrides, raise_on_error=False)
     assert run.error is not None and str(run.error).startswith(f"aks-mlops:{key}:")
+    # What `pulumi up` shows: the language host prints a RunError's one-line message, without a traceback.
+    assert isinstance(run.error, pulumi.RunError) and "\n" not in str(run.error)
     assert run.resources == []
+
+
+def test_prod_manages_the_defender_plan_and_keeps_it_when_destroyed(stack: str, stack_runs, stack_config) -> None:
+    plans = stack_runs[stack].of_type("azure-native:security:Pricing")
+    assert len(plans) == int(stack_config.get("aks-mlops:defenderForContainersPlan", False))
+    for plan in plans:
+        assert plan.inputs["pricingName"] == "Containers" and plan.inputs["pricingTier"] == "Standard"
+        assert plan.inputs["scopeId"] == f"subscriptions/{SUBSCRIPTION_ID}"
+        assert plan.retain_on_delete is True

@@ -20,12 +20,29 @@ def classes(run: ProgramRun) -> dict[str, dict]:
     return {r.inputs["metadata"]["name"]: r.inputs for r in run.of_type(STORAGE_CLASS)}
 
 
-def test_datasets_class_is_blob_nfs_premium_with_nconnect(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
+def test_datasets_class_is_blob_nfs_premium_with_the_articles_nfs_options(
+    stack: str, stack_runs: dict[str, ProgramRun], stack_config: dict
+) -> None:
     datasets = classes(stack_runs[stack])[DATASETS_CLASS]
     assert datasets["provisioner"] == "blob.csi.azure.com"
     assert datasets["parameters"] == {"protocol": "nfs", "skuName": "Premium_LRS"}
-    assert datasets["mountOptions"] == ["nconnect=4"]
+    # The MLOps article's NFS options, as plain nfs(5) options (no FUSE `-o` forms).
+    assert datasets["mountOptions"] == ["nconnect=4", "actimeo=120", "noresvport"]
     assert datasets["allowVolumeExpansion"] is True
+    # Datasets outlive their claim in prod (the class is only a template; its volumes keep this policy).
+    is_prod = stack_config["aks-mlops:environment"] == "prod"
+    assert datasets["reclaimPolicy"] == ("Retain" if is_prod else "Delete")
+
+
+def test_azure_files_mounts_are_group_owned_by_the_configured_user(
+    stack: str, stack_runs: dict[str, ProgramRun], stack_config: dict
+) -> None:
+    owner = stack_config.get("aks-mlops:storage", {})
+    uid, gid = owner.get("uid", 1000), owner.get("gid", 1000)
+    for name in (SHARED_FILES_CLASS, CHECKPOINTS_CLASS):
+        options = classes(stack_runs[stack])[name]["mountOptions"]
+        assert options[:4] == ["dir_mode=0770", "file_mode=0660", f"uid={uid}", f"gid={gid}"], name
+        assert not {"dir_mode=0777", "file_mode=0777", "uid=0", "gid=0"} & set(options), name
 
 
 def test_shared_files_class_is_premium_azure_files(stack: str, stack_runs: dict[str, ProgramRun]) -> None:

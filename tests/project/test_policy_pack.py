@@ -35,7 +35,7 @@ def test_pack_constants_match_the_program() -> None:
     assert GPU_RESOURCE_TAG == compute.GPU_RESOURCE_TAG
     assert UNITS_PER_NODE_TAG == compute.UNITS_PER_NODE_TAG
     assert OPERATOR_DCGM_LABELS == scraping.OPERATOR_DCGM_POD_LABELS
-    assert prod_rules.CHECKPOINT_CLAIM == naming.CHECKPOINTS_CLAIM
+    assert prod_rules.DATA_CLAIMS == (naming.DATASETS_CLAIM, naming.CHECKPOINTS_CLAIM)
 
 
 def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:

@@ -12,6 +12,7 @@ from pulumi_azure_native import containerservice as aks
 from components.cluster.builders import (
     AUTO_UPGRADE_SCHEDULE,
     NODE_OS_UPGRADE_SCHEDULE,
+    defender_plan_args,
     maintenance_window_args,
     maintenance_windows,
     managed_cluster_args,
@@ -160,3 +161,16 @@ def test_registry_has_no_admin_user_and_is_premium_in_prod() -> None:
     args = registry_args(settings_for(PROD), "registry")
     assert args["admin_user_enabled"] is False
     assert args["sku"] == containerregistry.SkuArgs(name="Premium")
+
+
+def test_defender_for_containers_plan_is_standard_with_registry_scanning_and_gated_deployment() -> None:
+    args = defender_plan_args("sub-id")
+    assert (args["pricing_name"], args["pricing_tier"]) == ("Containers", "Standard")
+    extensions = {e.name: (e.is_enabled, e.additional_extension_properties) for e in args["extensions"]}
+    assert extensions == {
+        "ContainerRegistriesVulnerabilityAssessments": ("True", None),
+        "AgentlessDiscoveryForKubernetes": ("True", None),
+        "AgentlessVmScanning": ("True", None),
+        "ContainerSensor": ("True", {"SecurityGatingEnabled": "True"}),
+        "ContainerIntegrityContribution": ("True", None),
+    }

@@ -40,13 +40,16 @@ def two_pools(software: str = "device-plugin") -> Settings:
     )
 
 
-def test_tolerations_cover_every_pool_taint_once() -> None:
+def test_tolerations_cover_every_pool_taint_once_sorted_by_key() -> None:
     settings = two_pools()
-    assert gpu_tolerations(settings.pool_facts) == [
-        GPU_TOLERATION,
-        SPOT_TOLERATION,
+    expected = [
         {"key": "dedicated", "operator": "Equal", "value": "hpo", "effect": "NoExecute"},
+        SPOT_TOLERATION,
+        GPU_TOLERATION,
     ]
+    assert gpu_tolerations(settings.pool_facts) == expected
+    # Reordering gpuPools changes no chart value (no Helm upgrade, no DaemonSet rollout for nothing).
+    assert gpu_tolerations(tuple(reversed(settings.pool_facts))) == expected
 
 
 def test_device_plugin_runs_only_on_gpu_pools_with_the_pools_mig_strategy() -> None:
@@ -54,7 +57,10 @@ def test_device_plugin_runs_only_on_gpu_pools_with_the_pools_mig_strategy() -> N
     values = device_plugin_values(settings.pool_facts, settings.mig_strategy_in_use)
     assert values["migStrategy"] == "mixed"
     (term,) = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert term == {"matchExpressions": [{"key": "agentpool", "operator": "In", "values": ["t4", "mig"]}]}
+    # Pool names sorted: the values do not follow the order of gpuPools.
+    assert term == {"matchExpressions": [{"key": "agentpool", "operator": "In", "values": ["mig", "t4"]}]}
+    reordered = device_plugin_values(tuple(reversed(settings.pool_facts)), settings.mig_strategy_in_use)
+    assert reordered == values
     # Exactly the pools' taints: nothing broader such as CriticalAddonsOnly or an empty-key toleration.
     assert values["tolerations"] == gpu_tolerations(settings.pool_facts)
     assert all(t["key"] for t in values["tolerations"])
