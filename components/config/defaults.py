@@ -63,6 +63,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("alertThresholds", None, {}),
     KeySpec("costModel", None, {}),
     KeySpec("storage", None, {}),
+    KeySpec("workloads", None, {}),
 )
 
 SYSTEM_POOL: MappingProxyType[str, Any] = MappingProxyType(
@@ -137,6 +138,14 @@ ALERT_THRESHOLDS: MappingProxyType[str, Any] = MappingProxyType(
 
 STORAGE: MappingProxyType[str, Any] = MappingProxyType({"uid": 1000, "gid": 1000})
 
+WORKLOADS: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        # PyTorch's CUDA runtime image, pinned by version; stacks that require digests set their own.
+        "image": "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime",
+        "requireImageDigests": False,
+    }
+)
+
 # Object-valued keys whose fields have defaults, for the README check.
 NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
     {
@@ -148,5 +157,6 @@ NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
         "teams[]": TEAM,
         "alertThresholds": ALERT_THRESHOLDS,
         "storage": STORAGE,
+        "workloads": WORKLOADS,
     }
 )

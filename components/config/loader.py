@@ -39,6 +39,7 @@ from components.config.prod import check_prod_posture
 from components.config.settings import Settings
 from components.config.storage import read_storage
 from components.config.teams import read_kueue, read_teams
+from components.config.workloads import read_workloads
 from components.core.naming import CPU_FLAVOR
 from components.core.pool_facts import derive_all_pool_facts
 
@@ -103,6 +104,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"]),
         cost_model=read_cost_model(n["costModel"]),
         storage=read_storage(n["storage"]),
+        workloads=read_workloads(n["workloads"]),
         warnings=tuple(warnings),
     )
     check_prod_posture(settings, n)

@@ -14,6 +14,7 @@ from components.config.monitoring import MonitoringSettings
 from components.config.pools import GpuPoolSettings, SystemPoolSettings
 from components.config.storage import StorageSettings
 from components.config.teams import KueueSettings, TeamSettings
+from components.config.workloads import WorkloadSettings
 from components.core.pool_facts import GpuPoolFacts
 
 
@@ -59,6 +60,7 @@ class Settings:
     monitoring: MonitoringSettings
     cost_model: CostModel
     storage: StorageSettings
+    workloads: WorkloadSettings
     # Advice that does not stop the program (logged as warnings by __main__).
     warnings: tuple[str, ...] = field(default=())
 

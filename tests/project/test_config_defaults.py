@@ -28,6 +28,7 @@ SECTION_MARKERS = {
     "teams[]": "`teams[]` fields:",
     "alertThresholds": "`alertThresholds` fields:",
     "storage": "| `storage` |",
+    "workloads": "| `workloads` |",
 }
 
 
