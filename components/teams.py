@@ -26,6 +26,7 @@ from components.core.naming import (
     DATASETS_CLAIM,
     DATASETS_CLASS,
     LOCAL_QUEUE,
+    TEAM_LABEL,
     WORKLOAD_SERVICE_ACCOUNT,
 )
 from components.core.pool_facts import GpuPoolFacts
@@ -37,6 +38,7 @@ from components.core.quotas import (
     format_memory,
     gpu_hard_limits,
 )
+from components.core.trainer import TRAINER_CONFIG_MAP, TRAINER_FILE, trainer_source
 
 # Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
 WORKLOAD_IDENTITY_CLIENT_ID = "azure.workload.identity/client-id"
@@ -50,7 +52,7 @@ def namespace(team: TeamSettings) -> dict[str, Any]:
     return namespace_manifest(
         team.namespace,
         {
-            "team": team.name,
+            TEAM_LABEL: team.name,
             # Baseline blocks privileged pods and host access; `restricted` only warns, because
             # many training images still run as root.
             "pod-security.kubernetes.io/enforce": "baseline",
@@ -177,6 +179,16 @@ def service_account(team: TeamSettings, client_id: pulumi.Input[str]) -> dict[st
     }
 
 
+def trainer_config_map(team: TeamSettings, source: str) -> dict[str, Any]:
+    """The platform's training entrypoint in the team namespace, for the reference workloads to mount."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": TRAINER_CONFIG_MAP, "namespace": team.namespace, "labels": {TEAM_LABEL: team.name}},
+        "data": {TRAINER_FILE: source},
+    }
+
+
 def workload_subject(team: TeamSettings) -> str:
     return f"system:serviceaccount:{team.namespace}:{WORKLOAD_SERVICE_ACCOUNT}"
 
@@ -188,7 +200,7 @@ def team_claims(team: TeamSettings) -> list[dict[str, Any]]:
         return {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": team.namespace, "labels": {"team": team.name}},
+            "metadata": {"name": name, "namespace": team.namespace, "labels": {TEAM_LABEL: team.name}},
             "spec": {
                 "accessModes": ["ReadWriteMany"],
                 "storageClassName": storage_class,
@@ -286,6 +298,7 @@ class TeamWorkspace(PlatformComponent):
             opts=self.child(),
         )
         apply_manifest(f"{name}-service-account", service_account(team, identity.client_id), in_namespace)
+        apply_manifest(f"{name}-trainer", trainer_config_map(team, trainer_source()), in_namespace)
 
         for claim in team_claims(team):
             claim_name = claim["metadata"]["name"]

@@ -1,8 +1,9 @@
 """The offline plan: what a stack would create, what it costs, whether it passes the policy pack.
 
 Everything is derived from one mock-engine run of the real program and the stack's settings:
-an inventory of resources, every Kubernetes object as YAML, the GPU capacity and quota report
-per flavor, a monthly cost estimate in the stack's region, the modeled create time, and the policy results.
+an inventory of resources, every Kubernetes object as YAML, each team's reference workloads as YAML, the GPU
+capacity and quota report per flavor, a monthly cost estimate in the stack's region, the modeled create time, and
+the policy results.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import yaml
 
 from components.config.settings import Settings
 from components.core.quotas import borrowing_headroom
+from components.workloads.reference import reference_workloads
 from offline.cost import cost, render_cost
 from offline.create_time import modeled_create_time, render_create_time
 from offline.engine import CapturedResource, ProgramRun
@@ -152,6 +154,21 @@ def capacity(settings: Settings) -> list[FlavorCapacity]:
 # --- writing ---------------------------------------------------------------------------------------
 
 
+def write_workloads(target: Path, workloads: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """`<team>/<file>.yaml`, one reference workload each (components.workloads.reference); files and team folders of
+    an earlier plan that the stack no longer has are removed first, like `kubernetes/`."""
+    target.mkdir(exist_ok=True)
+    for stale in target.glob("*/*.yaml"):
+        stale.unlink()
+    for folder in target.iterdir():
+        if folder.is_dir() and folder.name not in workloads and not any(folder.iterdir()):
+            folder.rmdir()
+    for team, files in workloads.items():
+        (target / team).mkdir(exist_ok=True)
+        for file_name, document in files.items():
+            (target / team / file_name).write_text(yaml.safe_dump(document, sort_keys=False))
+
+
 def _table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
     header = list(header)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -184,6 +201,7 @@ def write_plan(
             stale.unlink()
         for file_name, document in documents.items():
             (target / file_name).write_text(yaml.safe_dump(document, sort_keys=False))
+    write_workloads(out / "workloads", reference_workloads(settings))
 
     flavors = capacity(settings)
     (out / "capacity.json").write_text(

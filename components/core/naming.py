@@ -36,6 +36,12 @@ LOCAL_QUEUE = "default"
 # Where spot needs opting in (prod), the LocalQueue whose jobs may run on spot pools.
 SPOT_QUEUE = "spot"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+# The Kueue WorkloadPriorityClass a job asks for, and the two priorities of the platform (queueing.priorities).
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+TRAINING_PRIORITY = "training-batch"
+SERVING_PRIORITY = "inference-critical"
+# Every team namespace and team object carries `team: <name>`; Kueue and the admission policies select on it.
+TEAM_LABEL = "team"
 # The ServiceAccount of a team's jobs, federated to the team's Azure identity.
 WORKLOAD_SERVICE_ACCOUNT = "training"
 # The platform's StorageClasses and the claims every team namespace gets.

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from components.config.teams import KueueSettings, TeamSettings
-from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE
+from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE, TEAM_LABEL
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quotas import FlavorQuota
 from components.queueing.priorities import KUEUE_API
@@ -110,7 +110,7 @@ def cluster_queue(
     return {
         "apiVersion": KUEUE_API,
         "kind": "ClusterQueue",
-        "metadata": {"name": team.name if queue is None else queue.cluster_queue, "labels": {"team": team.name}},
+        "metadata": {"name": team.name if queue is None else queue.cluster_queue, "labels": {TEAM_LABEL: team.name}},
         "spec": {
             "cohortName": kueue.cohort,
             # Only the team's own namespace may submit to its queue.
@@ -134,7 +134,7 @@ def local_queue(team: TeamSettings, queue: TeamQueue | None = None) -> dict[str,
     return {
         "apiVersion": KUEUE_API,
         "kind": "LocalQueue",
-        "metadata": {"name": queue.local_queue, "namespace": team.namespace, "labels": {"team": team.name}},
+        "metadata": {"name": queue.local_queue, "namespace": team.namespace, "labels": {TEAM_LABEL: team.name}},
         "spec": {"clusterQueue": queue.cluster_queue},
     }
 
@@ -177,6 +177,13 @@ def manager_config(kueue: KueueSettings) -> dict[str, Any]:
         "clientConnection": {"qps": 300, "burst": 500},
         # Jobs must name a queue (or land in a namespace's `default` LocalQueue): nothing bypasses quotas.
         "manageJobsWithoutQueueName": False,
+        # Kueue manages workloads in team namespaces only. For the pod-based integrations (pod, deployment) this is a
+        # strong exemption: pods and Deployments elsewhere are never gated, queue label or not (v1beta2
+        # Configuration.managedJobsNamespaceSelector at v0.19.2). The chart also makes it the namespaceSelector of
+        # the webhook of every job framework, pods and Deployments included (charts/kueue/templates/webhook/
+        # manifests.yaml), so pods of the platform's own namespaces, kube-system and kueue-system among them, never
+        # reach Kueue's webhooks.
+        "managedJobsNamespaceSelector": {"matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]},
         # All-or-nothing admission: a distributed job whose pods are not all running by the timeout is
         # evicted and requeued with exponential backoff, freeing its GPUs instead of holding half a gang.
         # blockAdmission stays off: quotas fit the pools at max scale (checked in settings), so admitted
@@ -201,7 +208,23 @@ def manager_config(kueue: KueueSettings) -> dict[str, Any]:
 # The job kinds the platform runs. Kubeflow v1 PyTorchJob/TFJob are off in the 0.19 chart by default
 # (deprecated upstream in favour of Trainer v2) and are enabled here because the platform installs
 # the Training Operator v1.
-INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob")
+# `deployment` admits serving Deployments (the reference `inference-deployment.yaml`) pod by pod. Verified in the
+# v0.19.2 sources: pkg/controller/jobs/deployment registers the framework "deployment" with
+# ImplicitlyEnabledFrameworkNames ["pod"] (since v0.15 `pod` no longer has to be listed for it), and an implicitly
+# enabled pod integration only gates pods carrying the suspended-by-parent annotation (pod_controller.go Skip).
+# `pod` is listed anyway: the chart sets the pod webhook's failurePolicy to Fail only when "pod" is listed (Ignore
+# otherwise, so pods of a queued Deployment created while Kueue is unavailable would start ungated), and bare pods
+# in team namespaces are then queued too (defaulted to the `default` LocalQueue) instead of bypassing the quotas.
+# Pods whose owner is a managed job (Job, PyTorchJob, ...) are left to that job's integration. The scope is the
+# team namespaces (`managedJobsNamespaceSelector` above): while Kueue is unavailable no pod can be created there.
+INTEGRATIONS = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "pod",
+    "deployment",
+)
 
 
 def kueue_values(kueue: KueueSettings, placement: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from components.core.naming import SERVING_PRIORITY, TRAINING_PRIORITY
+
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 
 
@@ -23,10 +25,10 @@ class Priority:
 
 PRIORITIES: tuple[Priority, ...] = (
     # Training never preempts running pods: a queued job waits rather than killing another job's step.
-    Priority("training-batch", 10000, "Never", "Batch training and fine-tuning; waits for capacity, never preempts."),
+    Priority(TRAINING_PRIORITY, 10000, "Never", "Batch training and fine-tuning; waits for capacity, never preempts."),
     # Serving may preempt training when it needs GPUs to keep latency objectives.
     Priority(
-        "inference-critical",
+        SERVING_PRIORITY,
         100000,
         "PreemptLowerPriority",
         "Latency-critical inference; may preempt batch training.",

@@ -1,0 +1,482 @@
+"""Reference workloads: per team, the platform's conventions as manifests a team can copy, rendered from the stack.
+
+Every name and number comes from the stack's settings and the shared facts of `components.core` (queues, claims,
+service account, pools and their GPU resources, quotas, the autoscaler's grace period, the storage owner, the
+image), so a reference workload can never drift from the platform it runs on. Pure: plain dicts, no Pulumi; the
+offline plan writes them to `workloads/<team>/<file>` (`offline.plan`).
+
+Per team (`reference_workloads`), where the team's quota allows it:
+
+* `job-checkpointed.yaml`: a batch/v1 Job on one whole GPU of the team's first whole-GPU flavor (on-demand before
+  spot, then by name, as Kueue tries them; dev has only a spot pool). Evictions and preemptions (`DisruptionTarget`)
+  are ignored by its `podFailurePolicy`, the entrypoint's non-retriable exit code fails the Job at once.
+* `pytorchjob-distributed.yaml`: a Kubeflow v1 PyTorchJob on the team's largest whole-GPU pool (most GPUs per
+  node) on which at least one whole node fits its quota: one pod per node with all its GPUs, as many nodes as the
+  team's nominal quota holds (its borrowable quota too when the nominal one holds not even one node), at most the
+  pool's max nodes. No such pool: no file.
+* `trial-mig.yaml`: where the team has quota on a MIG pool, a hyperparameter trial Job on one MIG slice.
+* `tfjob.yaml`: a Kubeflow v1 TFJob, one worker on one whole GPU of the Job's flavor.
+* `inference-deployment.yaml`: an apps/v1 Deployment on one whole GPU (pools labelled `workload=inference` first,
+  then as the Job), admitted pod by pod by Kueue's `deployment` integration (components.queueing.kueue.INTEGRATIONS),
+  priority `inference-critical`. In dev, whose only pool is spot, it is evictable like everything else there.
+
+Without any whole-GPU quota a team gets only its MIG trial (or nothing). Each workload names the team's LocalQueue
+that offers its flavor (`default`; `spot` for a spot flavor where spot needs opting in) and pins its pool with a
+nodeSelector, which Kueue honours by assigning only the flavor whose nodeLabels agree; Kueue adds the flavor's
+tolerations on admission.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from components.config.settings import Settings
+from components.config.teams import TeamSettings
+from components.core.metric_sources import JOB_POD_LABELS
+from components.core.naming import (
+    CHECKPOINTS_CLAIM,
+    DATASETS_CLAIM,
+    LOCAL_QUEUE,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    SERVING_PRIORITY,
+    SPOT_QUEUE,
+    TEAM_LABEL,
+    TRAINING_PRIORITY,
+    WORKLOAD_SERVICE_ACCOUNT,
+)
+from components.core.pool_facts import GpuPoolFacts
+from components.core.quantities import GIB, quantity_value
+from components.core.quotas import FlavorQuota, borrowing_headroom
+from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP, TRAINER_DIR, TRAINER_PATH
+
+Manifest = dict[str, Any]
+
+# The files of a team's folder.
+JOB_FILE = "job-checkpointed.yaml"
+DISTRIBUTED_FILE = "pytorchjob-distributed.yaml"
+MIG_TRIAL_FILE = "trial-mig.yaml"
+TFJOB_FILE = "tfjob.yaml"
+INFERENCE_FILE = "inference-deployment.yaml"
+# The objects' names (one of each per team namespace).
+JOB_NAME = "reference-checkpointed"
+DISTRIBUTED_NAME = "reference-distributed"
+MIG_TRIAL_NAME = "reference-mig-trial"
+TFJOB_NAME = "reference-tfjob"
+INFERENCE_NAME = "reference-inference"
+
+# The role of GPU pools meant for serving (`gpuPools[].workload`, components.config.pools.WORKLOAD_ROLES).
+SERVING_ROLE = "inference"
+# Azure Workload Identity's webhook projects the token of the ServiceAccount's identity into pods with this label.
+WORKLOAD_IDENTITY_LABEL = "azure.workload.identity/use"
+# The pod label naming a pod's job on the platform's dashboards (README, "Training metrics").
+JOB_LABEL = JOB_POD_LABELS[0]
+
+# The containers: the Training Operator injects its environment into the container of its default name.
+TRAINER_CONTAINER = "trainer"
+PYTORCH_CONTAINER = "pytorch"
+TENSORFLOW_CONTAINER = "tensorflow"
+SERVER_CONTAINER = "server"
+SERVER_PORT = 8080
+# Where the claims and the shared memory are mounted (README, "Using the platform").
+DATASETS_MOUNT = "/data"
+CHECKPOINTS_MOUNT = "/checkpoints"
+SHM_MOUNT = "/dev/shm"
+SHM_VOLUME = "dshm"
+# The simulated run: steps of one second each, checkpoints at half the stack's recovery point objective.
+STEPS = 3600
+STEP_SECONDS = 1
+KEEP_CHECKPOINTS = 3
+# Failed pods a Job (or a Kubeflow job) replaces before it fails; evictions and preemptions do not count.
+BACKOFF_LIMIT = 3
+# Finished jobs stay a day for their logs and status, then are garbage-collected.
+TTL_SECONDS_AFTER_FINISHED = 86400
+# The part of a node's vCPUs and memory a pod may request per unit of the node's GPU resource: the rest is for
+# AKS's reservations (kubelet, OS, eviction threshold) and the DaemonSets every GPU node runs (device plugin or
+# GPU Operator, DCGM exporter, CSI drivers, monitoring agents).
+NODE_SHARE = Fraction(3, 4)
+# Of a pod's memory, the part PyTorch's DataLoader workers may use as shared memory (/dev/shm).
+SHM_SHARE = Fraction(1, 4)
+# NCCL over the pod network (the AKS nodes' primary interface), errors surfaced instead of hanging collectives.
+NCCL_ENVIRONMENT = {
+    "NCCL_DEBUG": "WARN",
+    "NCCL_SOCKET_IFNAME": "eth0",
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+}
+
+
+# --- choosing pools ----------------------------------------------------------------------------------
+
+
+def _quota(team: TeamSettings, facts: GpuPoolFacts) -> FlavorQuota | None:
+    return next((quota for quota in team.gpu_quotas if quota.flavor == facts.name), None)
+
+
+def obtainable(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> int:
+    """Units of a flavor's GPU resource the team can be admitted with: nominal plus what the cohort lends it."""
+    quota = _quota(team, facts)
+    return 0 if quota is None else quota.nominal + borrowing_headroom(team, facts.name, settings.teams)
+
+
+def _fits(settings: Settings, team: TeamSettings, facts: GpuPoolFacts, units: int) -> bool:
+    """A pod of `units` fits one node of the pool and the team's quota on it."""
+    return units <= min(facts.resources_per_node, facts.capacity_at_max, obtainable(settings, team, facts))
+
+
+def kueue_order(facts: GpuPoolFacts) -> tuple[bool, str]:
+    """The order Kueue tries a team's flavors in (components.queueing.kueue.flavor_preference): on-demand first."""
+    return (facts.spot, facts.name)
+
+
+def _whole_gpu(facts: GpuPoolFacts) -> bool:
+    return facts.mig_slice is None
+
+
+def _first(
+    settings: Settings, team: TeamSettings, keep: Callable[[GpuPoolFacts], bool], units: Callable[[GpuPoolFacts], int]
+) -> GpuPoolFacts | None:
+    candidates = [f for f in settings.pool_facts if keep(f) and _fits(settings, team, f, units(f))]
+    return min(candidates, key=kueue_order, default=None)
+
+
+def single_gpu_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
+    """The flavor of one-GPU training: the team's first whole-GPU flavor in Kueue's order."""
+    return _first(settings, team, _whole_gpu, lambda f: 1)
+
+
+def mig_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
+    return _first(settings, team, lambda f: not _whole_gpu(f), lambda f: 1)
+
+
+def inference_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
+    """Pools meant for serving (`workload: inference`, never spot) first, then as one-GPU training."""
+    serving = {pool.name for pool in settings.gpu_pools if pool.workload == SERVING_ROLE}
+    candidates = [f for f in settings.pool_facts if _whole_gpu(f) and _fits(settings, team, f, 1)]
+    return min(candidates, key=lambda f: (f.name not in serving, *kueue_order(f)), default=None)
+
+
+def distributed_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
+    """The team's whole-GPU pool with the most GPUs per node on which one whole node fits its quota."""
+    candidates = [f for f in settings.pool_facts if _whole_gpu(f) and _fits(settings, team, f, f.gpus_per_node)]
+    return min(candidates, key=lambda f: (-f.gpus_per_node, *kueue_order(f)), default=None)
+
+
+def gang_nodes(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> int:
+    """Nodes (= pods, each with all of a node's GPUs) of the distributed job: as many as the team's nominal quota
+    holds, so the gang is admitted without borrowing; nominal plus borrowable where the nominal quota holds not
+    even one node; never more than the pool's max nodes."""
+    nominal = 0 if (quota := _quota(team, facts)) is None else quota.nominal
+    budget = nominal if nominal >= facts.gpus_per_node else obtainable(settings, team, facts)
+    return min(facts.max_nodes, budget // facts.gpus_per_node)
+
+
+def queue_for(settings: Settings, facts: GpuPoolFacts) -> str:
+    """The team's LocalQueue offering the flavor (components.queueing.kueue.team_queues): `spot` for a spot flavor
+    where spot needs opting in (prod), else `default`."""
+    return SPOT_QUEUE if facts.spot and settings.spot_needs_opt_in else LOCAL_QUEUE
+
+
+# --- sizing ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodSize:
+    """CPU and memory of one pod (requests = limits). `memory_gib` is the container's memory limit and includes the
+    /dev/shm volume (`shm_gib`): tmpfs pages are charged to the container's memory cgroup."""
+
+    cpu: int
+    memory_gib: int
+    shm_gib: int
+
+
+def pod_size(settings: Settings, team: TeamSettings, facts: GpuPoolFacts, units: int, pods: int) -> PodSize:
+    """A pod's share of a node (`NODE_SHARE` of what its GPU units are of the node), and never more than its part of
+    the team's nominal CPU and memory quota, so the whole workload is admitted without borrowing CPU or memory."""
+    vm = next(pool.vm for pool in settings.gpu_pools if pool.name == facts.name)
+    share = Fraction(units, facts.resources_per_node) * NODE_SHARE
+    cpu = min(math.floor(vm.vcpus * share), math.floor(quantity_value(team.cpu) / pods))
+    memory = min(math.floor(vm.memory_gib * share), math.floor(quantity_value(team.memory) / GIB / pods))
+    return PodSize(cpu=max(cpu, 1), memory_gib=memory, shm_gib=max(math.floor(memory * SHM_SHARE), 1))
+
+
+def _seconds(duration: str) -> int:
+    """A validated duration such as `72h` (components.config.validators.DURATION) in seconds."""
+    return int(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
+
+
+# --- building blocks ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where a workload runs and what one of its pods asks for."""
+
+    team: TeamSettings
+    facts: GpuPoolFacts
+    units: int
+    size: PodSize
+
+
+def _placement(settings: Settings, team: TeamSettings, facts: GpuPoolFacts, units: int, pods: int = 1) -> _Placement:
+    return _Placement(team, facts, units, pod_size(settings, team, facts, units, pods))
+
+
+def _metadata(name: str, placement: _Placement, queue: str, priority: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": placement.team.namespace,
+        "labels": {QUEUE_NAME_LABEL: queue, PRIORITY_CLASS_LABEL: priority, TEAM_LABEL: placement.team.name},
+    }
+
+
+def _resources(placement: _Placement) -> dict[str, Any]:
+    amounts = {
+        "cpu": str(placement.size.cpu),
+        "memory": f"{placement.size.memory_gib}Gi",
+        placement.facts.gpu_resource: placement.units,
+    }
+    # Requests equal limits: Guaranteed QoS, and GPUs cannot be overcommitted anyway.
+    return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+def trainer_arguments(settings: Settings, job: str) -> list[str]:
+    """The entrypoint's arguments: checkpoints under the job's own folder of the checkpoints claim, at half the
+    stack's recovery point objective (alert `CheckpointOlderThanRpo`)."""
+    rpo_seconds = settings.monitoring.thresholds.checkpoint_rpo_minutes * 60
+    return [
+        TRAINER_PATH,
+        "--checkpoint-dir",
+        f"{CHECKPOINTS_MOUNT}/{job}",
+        "--steps",
+        str(STEPS),
+        "--step-seconds",
+        str(STEP_SECONDS),
+        "--checkpoint-every",
+        str(max(rpo_seconds // 2 // STEP_SECONDS, 1)),
+        "--keep",
+        str(KEEP_CHECKPOINTS),
+    ]
+
+
+def _container(
+    settings: Settings,
+    placement: _Placement,
+    name: str,
+    command: list[str],
+    *,
+    serving: bool = False,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Training reads the datasets and writes checkpoints, with shared memory for its data loaders; serving only
+    reads the models the checkpoints hold."""
+    mounts: list[dict[str, Any]] = []
+    if not serving:
+        mounts.append({"name": DATASETS_CLAIM, "mountPath": DATASETS_MOUNT, "readOnly": True})
+    mounts.append({"name": CHECKPOINTS_CLAIM, "mountPath": CHECKPOINTS_MOUNT, "readOnly": serving})
+    if not serving:
+        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT})
+        # The entrypoint from the team namespace's ConfigMap, so any image with Python runs it.
+        mounts.append({"name": TRAINER_CONFIG_MAP, "mountPath": TRAINER_DIR, "readOnly": True})
+    container: dict[str, Any] = {
+        "name": name,
+        "image": settings.workloads.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": command,
+    }
+    if env:
+        container["env"] = [{"name": key, "value": value} for key, value in env.items()]
+    container["resources"] = _resources(placement)
+    container["volumeMounts"] = mounts
+    container["securityContext"] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    return container
+
+
+def _volumes(placement: _Placement, *, serving: bool) -> list[dict[str, Any]]:
+    def claim(name: str, read_only: bool) -> dict[str, Any]:
+        return {"name": name, "persistentVolumeClaim": {"claimName": name, "readOnly": read_only}}
+
+    if serving:
+        return [claim(CHECKPOINTS_CLAIM, True)]
+    return [
+        claim(DATASETS_CLAIM, True),
+        claim(CHECKPOINTS_CLAIM, False),
+        # Docker's 64 MiB default starves DataLoader workers; memory-backed, so counted in the memory limit.
+        {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": f"{placement.size.shm_gib}Gi"}},
+        {"name": TRAINER_CONFIG_MAP, "configMap": {"name": TRAINER_CONFIG_MAP}},
+    ]
+
+
+def _pod_template(
+    settings: Settings,
+    placement: _Placement,
+    job: str,
+    priority: str,
+    container: dict[str, Any],
+    *,
+    restart_policy: str | None = None,
+    serving: bool = False,
+) -> dict[str, Any]:
+    """A pod of the team's: its service account and identity, the priority, pinned to the pool, as the storage owner.
+    `restart_policy` only for a Job (the Training Operator and Deployments set their own)."""
+    spec: dict[str, Any] = {} if restart_policy is None else {"restartPolicy": restart_policy}
+    spec |= {
+        "serviceAccountName": WORKLOAD_SERVICE_ACCOUNT,
+        "priorityClassName": priority,
+        # The cluster autoscaler waits no longer than this for a pod when it drains a node to scale it down.
+        "terminationGracePeriodSeconds": int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
+        "nodeSelector": dict(placement.facts.selector),
+        "securityContext": {
+            "runAsUser": settings.storage.uid,
+            "runAsGroup": settings.storage.gid,
+            "fsGroup": settings.storage.gid,
+            # Never walk a multi-terabyte volume to change group ownership on every mount.
+            "fsGroupChangePolicy": "OnRootMismatch",
+            "runAsNonRoot": True,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+        "volumes": _volumes(placement, serving=serving),
+    }
+    return {"metadata": {"labels": {WORKLOAD_IDENTITY_LABEL: "true", JOB_LABEL: job}}, "spec": spec}
+
+
+def _run_policy(settings: Settings) -> dict[str, Any]:
+    return {
+        # Pods still running when the job ends (a hung worker after the master failed) are deleted, freeing their
+        # GPUs; finished pods stay for their logs until the job is garbage-collected.
+        "cleanPodPolicy": "Running",
+        "backoffLimit": BACKOFF_LIMIT,
+        "activeDeadlineSeconds": _seconds(settings.monitoring.thresholds.job_running_longer_than),
+        "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
+    }
+
+
+# --- the workloads -----------------------------------------------------------------------------------
+
+
+def _job(settings: Settings, placement: _Placement, name: str) -> Manifest:
+    """A checkpointed batch/v1 Job of one pod."""
+    container = _container(settings, placement, TRAINER_CONTAINER, ["python", *trainer_arguments(settings, name)])
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _metadata(name, placement, queue_for(settings, placement.facts), TRAINING_PRIORITY),
+        "spec": {
+            "backoffLimit": BACKOFF_LIMIT,
+            # The platform treats a job running longer than this as hung (alert `TrainingRunningTooLong`).
+            "activeDeadlineSeconds": _seconds(settings.monitoring.thresholds.job_running_longer_than),
+            "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
+            # A replacement starts only once the old pod is gone: one writer of the checkpoints at a time.
+            "podReplacementPolicy": "Failed",
+            "podFailurePolicy": {
+                "rules": [
+                    # Evicted, preempted or drained (spot eviction, Kueue preemption, scale-down): retry without
+                    # counting against backoffLimit; the entrypoint resumes from its newest checkpoint.
+                    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+                    # Bad arguments: no retry can fix them.
+                    {
+                        "action": "FailJob",
+                        "onExitCodes": {
+                            "containerName": TRAINER_CONTAINER,
+                            "operator": "In",
+                            "values": [NON_RETRIABLE_EXIT_CODE],
+                        },
+                    },
+                ]
+            },
+            "template": _pod_template(settings, placement, name, TRAINING_PRIORITY, container, restart_policy="Never"),
+        },
+    }
+
+
+def _pytorch_job(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> Manifest:
+    nodes = gang_nodes(settings, team, facts)
+    placement = _placement(settings, team, facts, facts.gpus_per_node, nodes)
+    env = {**NCCL_ENVIRONMENT, "OMP_NUM_THREADS": str(max(placement.size.cpu // facts.gpus_per_node, 1))}
+    # torchrun reads the rendezvous (PET_MASTER_ADDR/PORT, PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE) from the
+    # environment the Training Operator sets, and starts one process per GPU.
+    command = ["torchrun", *trainer_arguments(settings, DISTRIBUTED_NAME)]
+    container = _container(settings, placement, PYTORCH_CONTAINER, command, env=env)
+    # ExitCode: exit codes 128 and above (SIGTERM 143, SIGKILL 137) are retried, lower ones fail the job.
+    template = _pod_template(settings, placement, DISTRIBUTED_NAME, TRAINING_PRIORITY, container)
+    replicas = {"Master": {"replicas": 1, "restartPolicy": "ExitCode", "template": template}}
+    if nodes > 1:
+        # A copy: the same object twice would be written as a YAML anchor and alias.
+        replicas["Worker"] = {"replicas": nodes - 1, "restartPolicy": "ExitCode", "template": copy.deepcopy(template)}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": _metadata(DISTRIBUTED_NAME, placement, queue_for(settings, facts), TRAINING_PRIORITY),
+        "spec": {
+            "nprocPerNode": str(facts.gpus_per_node),
+            "runPolicy": _run_policy(settings),
+            "pytorchReplicaSpecs": replicas,
+        },
+    }
+
+
+def _tf_job(settings: Settings, placement: _Placement) -> Manifest:
+    command = ["python", *trainer_arguments(settings, TFJOB_NAME)]
+    container = _container(settings, placement, TENSORFLOW_CONTAINER, command)
+    template = _pod_template(settings, placement, TFJOB_NAME, TRAINING_PRIORITY, container)
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": _metadata(TFJOB_NAME, placement, queue_for(settings, placement.facts), TRAINING_PRIORITY),
+        "spec": {
+            "runPolicy": _run_policy(settings),
+            "tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "ExitCode", "template": template}},
+        },
+    }
+
+
+def _deployment(settings: Settings, placement: _Placement) -> Manifest:
+    # A stand-in for a model server, from the standard library: it serves the checkpoints folder read-only.
+    # Replace command, port and probe with the real server's.
+    command = ["python", "-m", "http.server", str(SERVER_PORT), "--directory", CHECKPOINTS_MOUNT]
+    container = _container(settings, placement, SERVER_CONTAINER, command, serving=True)
+    container["ports"] = [{"name": "http", "containerPort": SERVER_PORT, "protocol": "TCP"}]
+    container["readinessProbe"] = {"tcpSocket": {"port": "http"}, "periodSeconds": 10}
+    template = _pod_template(settings, placement, INFERENCE_NAME, SERVING_PRIORITY, container, serving=True)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(INFERENCE_NAME, placement, queue_for(settings, placement.facts), SERVING_PRIORITY),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {JOB_LABEL: INFERENCE_NAME}},
+            # Kueue admits each pod of a Deployment on its own: a surge pod would need quota beyond the replicas.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+            "template": template,
+        },
+    }
+
+
+def team_workloads(settings: Settings, team: TeamSettings) -> dict[str, Manifest]:
+    """File name -> manifest of one team's reference workloads (only those its quota allows)."""
+    files: dict[str, Manifest] = {}
+    single = single_gpu_pool(settings, team)
+    if single is not None:
+        files[JOB_FILE] = _job(settings, _placement(settings, team, single, 1), JOB_NAME)
+    distributed = distributed_pool(settings, team)
+    if distributed is not None:
+        files[DISTRIBUTED_FILE] = _pytorch_job(settings, team, distributed)
+    mig = mig_pool(settings, team)
+    if mig is not None:
+        files[MIG_TRIAL_FILE] = _job(settings, _placement(settings, team, mig, 1), MIG_TRIAL_NAME)
+    if single is not None:
+        files[TFJOB_FILE] = _tf_job(settings, _placement(settings, team, single, 1))
+    serving = inference_pool(settings, team)
+    if serving is not None:
+        files[INFERENCE_FILE] = _deployment(settings, _placement(settings, team, serving, 1))
+    return files
+
+
+def reference_workloads(settings: Settings) -> dict[str, dict[str, Manifest]]:
+    """Team name -> file name -> manifest: every team's reference workloads, in the stack's team order."""
+    return {team.name: team_workloads(settings, team) for team in settings.teams}

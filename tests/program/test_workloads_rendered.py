@@ -1,0 +1,159 @@
+"""The offline plan writes every team's reference workloads (`workloads/<team>/<file>.yaml`), and what they name
+exists in the same plan: the team's namespace (labelled so Kueue manages it), LocalQueue, claims, service account,
+PriorityClass and WorkloadPriorityClass; Kueue's release enables the integrations they need.
+
+Each stack's plan runs once per module (`python -m offline <stack> --out DIR --quiet`, in-process), into a folder
+that already holds an earlier plan's workloads, which must be gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config.loader import load_settings
+from components.config.settings import Settings
+from components.core.naming import QUEUE_NAME_LABEL
+from components.workloads.reference import reference_workloads
+from offline.__main__ import main
+from offline.engine import PROJECT_DIR, load_stack_config, stack_settings_raw
+
+STACKS = ("dev", "prod")
+STALE_TEAM = "team-gone"
+STALE_FILE = "job-renamed.yaml"
+
+
+@dataclass(frozen=True)
+class Plan:
+    out: Path
+    code: int
+    output: str
+    settings: Settings
+
+    @property
+    def workloads(self) -> Path:
+        return self.out / "workloads"
+
+    def objects(self) -> dict[tuple[str, str | None, str], dict[str, Any]]:
+        """(kind, namespace, name) -> manifest of every Kubernetes object of the plan."""
+        found = {}
+        for path in (self.out / "kubernetes").glob("*.yaml"):
+            manifest = yaml.safe_load(path.read_text())
+            metadata = manifest["metadata"]
+            found[(manifest["kind"], metadata.get("namespace"), metadata["name"])] = manifest
+        return found
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
+    results = {}
+    for stack in STACKS:
+        settings = load_settings(stack_settings_raw(load_stack_config(stack)))
+        out = tmp_path_factory.mktemp(f"workloads-{stack}")
+        # What an earlier plan may have left: a team that is gone, a file a team no longer has.
+        (out / "workloads" / STALE_TEAM).mkdir(parents=True)
+        (out / "workloads" / STALE_TEAM / STALE_FILE).write_text("kind: Job\n")
+        (out / "workloads" / settings.teams[0].name).mkdir()
+        (out / "workloads" / settings.teams[0].name / STALE_FILE).write_text("kind: Job\n")
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            code = main([stack, "--out", str(out), "--quiet"])
+        results[stack] = Plan(out, code, output.getvalue(), settings)
+    return results
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_plan_writes_every_team_workload_and_nothing_stale(plans: dict[str, Plan], stack: str) -> None:
+    plan = plans[stack]
+    assert plan.code == 0, plan.output
+    expected = reference_workloads(plan.settings)
+    written = {
+        folder.name: sorted(path.name for path in folder.iterdir())
+        for folder in plan.workloads.iterdir()
+        if folder.is_dir()
+    }
+    assert written == {team: sorted(files) for team, files in expected.items()}
+    assert not (plan.workloads / STALE_TEAM).exists()
+    for team, files in expected.items():
+        for file_name, manifest in files.items():
+            documents = list(yaml.safe_load_all((plan.workloads / team / file_name).read_text()))
+            assert documents == [manifest], f"{team}/{file_name}"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_what_the_workloads_name_exists_in_the_plan(plans: dict[str, Plan], stack: str) -> None:
+    plan = plans[stack]
+    objects = plan.objects()
+    for team in plan.settings.teams:
+        for path in sorted((plan.workloads / team.name).glob("*.yaml")):
+            manifest = yaml.safe_load(path.read_text())
+            namespace = manifest["metadata"]["namespace"]
+            labels = manifest["metadata"]["labels"]
+            where = f"{team.name}/{path.name}"
+            assert ("Namespace", None, namespace) in objects, where
+            assert ("LocalQueue", namespace, labels[QUEUE_NAME_LABEL]) in objects, where
+            priority = labels["kueue.x-k8s.io/priority-class"]
+            assert ("WorkloadPriorityClass", None, priority) in objects, where
+            for pod in pod_specs(manifest):
+                assert ("PriorityClass", None, pod["priorityClassName"]) in objects, where
+                assert ("ServiceAccount", namespace, pod["serviceAccountName"]) in objects, where
+                for volume in pod["volumes"]:
+                    if "persistentVolumeClaim" in volume:
+                        claim = volume["persistentVolumeClaim"]["claimName"]
+                        assert ("PersistentVolumeClaim", namespace, claim) in objects, where
+                flavor = objects[("ResourceFlavor", None, pod["nodeSelector"]["agentpool"])]
+                assert flavor["spec"]["nodeLabels"] == pod["nodeSelector"], where
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kueue_manages_exactly_the_team_namespaces_with_the_integrations_the_workloads_need(
+    plans: dict[str, Plan], stack: str
+) -> None:
+    plan = plans[stack]
+    release = yaml.safe_load((plan.out / "helm" / "kueue.yaml").read_text())
+    config = yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    frameworks = set(config["integrations"]["frameworks"])
+    kinds = {yaml.safe_load(path.read_text())["kind"] for path in plan.workloads.glob("*/*.yaml")}
+    needed = {"Job": "batch/job", "PyTorchJob": "kubeflow.org/pytorchjob", "TFJob": "kubeflow.org/tfjob"}
+    assert {needed[kind] for kind in kinds if kind in needed} <= frameworks
+    assert "Deployment" in kinds and {"deployment", "pod"} <= frameworks
+    (expression,) = config["managedJobsNamespaceSelector"]["matchExpressions"]
+    assert expression["operator"] == "Exists"
+    team_namespaces = {team.namespace for team in plan.settings.teams}
+    labelled = {
+        name
+        for (kind, _, name), manifest in plan.objects().items()
+        if kind == "Namespace" and expression["key"] in manifest["metadata"].get("labels", {})
+    }
+    assert labelled == team_namespaces
+
+
+def pod_specs(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = manifest["spec"]
+    replicas = spec.get("pytorchReplicaSpecs") or spec.get("tfReplicaSpecs")
+    if replicas:
+        return [replica["template"]["spec"] for replica in replicas.values()]
+    return [spec["template"]["spec"]]
+
+
+def test_every_team_namespace_holds_the_trainer_the_reference_workloads_mount(stack_runs) -> None:
+    source = (PROJECT_DIR / "trainer" / "train.py").read_text()
+    for stack, run in stack_runs.items():
+        maps = {
+            r.inputs["metadata"]["namespace"]: r
+            for r in run.of_type("kubernetes:core/v1:ConfigMap")
+            if r.inputs["metadata"]["name"] == "aks-mlops-trainer"
+        }
+        namespaces = {
+            r.inputs["metadata"]["name"]
+            for r in run.of_type("kubernetes:core/v1:Namespace")
+            if r.name.startswith("team-")
+        }
+        assert set(maps) == namespaces, stack
+        assert all(config_map.inputs["data"] == {"train.py": source} for config_map in maps.values()), stack
