@@ -4,6 +4,9 @@ Runs the real `__main__.py` on the Pulumi SDK's mock engine (answers from `offli
 prints what it would create, and checks it with the policy pack. With `--out` it also writes the
 reports (inventory, Kubernetes YAML, Helm values, GPU capacity and quotas, cost, policy results).
 Exit status: 0 fine, 1 a mandatory policy violation, 2 the stack's configuration was rejected.
+
+`python -m offline check <stack> PATH... [--json]` checks team workload manifests against a stack instead
+(`offline.check`); `check` is a subcommand word, so no stack may be named `check`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from pathlib import Path
 
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
-from offline.engine import PROJECT_DIR, load_stack_config, run_stack, stack_files, stack_settings_raw
+from offline import check as workload_check
+from offline.engine import PROJECT_DIR, load_stack_config, run_stack, stack_settings_raw
 from offline.plan import write_plan
 from offline.policy_check import check, load_policy_config, mandatory
 from offline.report import node_pool_table, resource_tree
@@ -39,7 +43,15 @@ class Progress:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m offline", description=__doc__.splitlines()[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == [workload_check.SUBCOMMAND]:
+        return workload_check.main(argv[1:])
+    parser = argparse.ArgumentParser(
+        prog="python -m offline",
+        description=__doc__.splitlines()[0],
+        epilog=f"Workload manifests: python -m offline {workload_check.SUBCOMMAND} <stack> PATH... [--json] "
+        f"(see python -m offline {workload_check.SUBCOMMAND} --help).",
+    )
     parser.add_argument("stack", help="stack to run (a Pulumi.<stack>.yaml file)")
     parser.add_argument("--out", type=Path, help="write the reports into this folder")
     parser.add_argument(
@@ -48,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy-config", type=Path, help="policy pack config (default: policies/config/<stack>.json)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary, not the resource tree")
     args = parser.parse_args(argv)
-    stacks = sorted(stack_files(args.project_dir))
+    stacks = workload_check.stack_names(args.project_dir)
     if args.stack not in stacks:
         parser.error(f"unknown stack {args.stack!r}; stacks: {', '.join(stacks)}")
 

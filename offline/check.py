@@ -1,0 +1,199 @@
+"""`python -m offline check <stack> PATH... [--json]`: check a team's workload manifests against a stack.
+
+Reads every YAML file given (directories: every `*.yaml`/`*.yml` below them; multi-document files too), turns each
+Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment and Pod into its pod templates and gang
+(`offline.check_normalize`), and checks them against the stack's validated settings (`offline.check_rules`):
+team namespace, LocalQueue, GPU resources and quota, placement, priorities, pinned images, /dev/shm,
+podFailurePolicy, checkpoints on spot pools, grace period. Needs no cluster and no cloud credentials.
+Exit status: 0 no finding, 1 findings, 2 the stack's configuration was rejected (or a usage error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.config.errors import ConfigError
+from components.config.loader import load_settings
+from offline.check_normalize import normalize
+from offline.check_rules import Platform, problems
+from offline.engine import PROJECT_DIR, load_stack_config, stack_files, stack_settings_raw
+
+# The subcommand word: `python -m offline check ...`. No stack may take this name.
+SUBCOMMAND = "check"
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def stack_names(project_dir: Path = PROJECT_DIR) -> list[str]:
+    """The stacks the offline command can run: every `Pulumi.<stack>.yaml` but a stack named like a subcommand."""
+    return sorted(name for name in stack_files(project_dir) if name != SUBCOMMAND)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem of one object of one file, as the checker reports it."""
+
+    file: str
+    # 1-based position of the YAML document in its file.
+    document: int
+    object: str
+    path: str
+    problem: str
+    fix: str
+    check: str
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Document:
+    file: str
+    index: int
+    manifest: Any
+
+
+@dataclass
+class Report:
+    """The outcome of one check run."""
+
+    stack: str
+    files: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def yaml_files(paths: Iterable[Path]) -> list[Path]:
+    """The files to read: each file given, and every YAML file below each directory given, in name order."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in YAML_SUFFIXES)
+        else:
+            found.append(path)
+    return found
+
+
+def read_documents(path: Path) -> tuple[list[Document], list[Finding]]:
+    """The documents of a YAML file (empty ones dropped), or a finding when it does not parse."""
+    documents: list[Document] = []
+    try:
+        for index, manifest in enumerate(yaml.safe_load_all(path.read_text()), start=1):
+            if manifest is not None:
+                documents.append(Document(str(path), index, manifest))
+    except yaml.YAMLError as error:
+        problem = " ".join(str(error).split())
+        return documents, [
+            Finding(str(path), len(documents) + 1, "-", "", f"is not valid YAML: {problem}", "fix the YAML", "yaml")
+        ]
+    return documents, []
+
+
+def describe(manifest: Any) -> str:
+    if not isinstance(manifest, Mapping):
+        return f"a {type(manifest).__name__}, not an object"
+    meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), Mapping) else {}
+    return f"{manifest.get('apiVersion')} {manifest.get('kind')}/{meta.get('name')}"
+
+
+def check_documents(documents: Iterable[Document], platform: Platform, report: Report) -> Report:
+    for document in documents:
+        workload = normalize(document.manifest) if isinstance(document.manifest, Mapping) else None
+        if workload is None:
+            report.skipped.append(f"{document.file}#{document.index}: {describe(document.manifest)}")
+            continue
+        report.checked.append(f"{document.file}#{document.index}: {workload.object}")
+        report.findings += [
+            Finding(document.file, document.index, workload.object, p.path, p.problem, p.fix, p.check)
+            for p in problems(workload, platform)
+        ]
+    return report
+
+
+def check_manifest(manifest: Mapping[str, Any], platform: Platform, file: str = "-") -> list[Finding]:
+    """The findings of one manifest (tests and other tools call this)."""
+    return check_documents([Document(file, 1, manifest)], platform, Report("-")).findings
+
+
+def check_paths(stack: str, platform: Platform, paths: Sequence[Path]) -> Report:
+    report = Report(stack)
+    for path in yaml_files(paths):
+        report.files.append(str(path))
+        documents, unreadable = read_documents(path)
+        report.findings += unreadable
+        check_documents(documents, platform, report)
+    return report
+
+
+def render_text(report: Report) -> str:
+    lines: list[str] = []
+    by_object: dict[tuple[str, int, str], list[Finding]] = {}
+    for finding in report.findings:
+        by_object.setdefault((finding.file, finding.document, finding.object), []).append(finding)
+    for (file, document, obj), findings in by_object.items():
+        lines.append(f"{file}#{document} {obj}")
+        for finding in findings:
+            lines.append(f"  {finding.path or '(file)'}: {finding.problem} [{finding.check}]")
+            lines.append(f"    fix: {finding.fix}")
+    for skipped in report.skipped:
+        lines.append(f"skipped (not a workload kind the checker reads): {skipped}")
+    count = len(report.findings)
+    verdict = "no findings" if count == 0 else f"{count} finding{'s' if count != 1 else ''}"
+    lines.append(
+        f"stack {report.stack}: {len(report.checked)} workloads in {len(report.files)} files checked, {verdict}"
+    )
+    return "\n".join(lines)
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(
+        {
+            "stack": report.stack,
+            "files": report.files,
+            "checked": report.checked,
+            "skipped": report.skipped,
+            "findings": [finding.as_json() for finding in report.findings],
+        },
+        indent=2,
+    )
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=f"python -m offline {SUBCOMMAND}", description=__doc__.splitlines()[0])
+    parser.add_argument("stack", help="stack whose settings the workloads must fit (a Pulumi.<stack>.yaml file)")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="YAML file or directory of YAML files")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON (for CI)")
+    parser.add_argument(
+        "--project-dir", type=Path, default=PROJECT_DIR, help="folder of Pulumi.yaml (default: this project)"
+    )
+    args = parser.parse_args(argv)
+    stacks = stack_names(args.project_dir)
+    if args.stack not in stacks:
+        reserved = f" ('{SUBCOMMAND}' is the subcommand, never a stack)" if args.stack == SUBCOMMAND else ""
+        parser.error(f"unknown stack {args.stack!r}{reserved}; stacks: {', '.join(stacks)}")
+    missing = [str(path) for path in args.paths if not path.exists()]
+    if missing:
+        parser.error(f"no such file or directory: {', '.join(missing)}")
+    return args
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parse_args(argv)
+    try:
+        settings = load_settings(stack_settings_raw(load_stack_config(args.stack, args.project_dir)))
+    except ConfigError as error:
+        if args.json:
+            print(json.dumps({"stack": args.stack, "configurationRejected": str(error)}))
+        else:
+            print(f"configuration rejected, nothing checked:\n  {error}")
+        return 2
+    report = check_paths(args.stack, Platform.from_settings(settings), args.paths)
+    print(render_json(report) if args.json else render_text(report))
+    return 1 if report.findings else 0

@@ -1,0 +1,259 @@
+"""The workload checker's normalizer: every workload kind a team submits, as pod specs and their pod counts.
+
+`normalize(manifest)` turns a Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment or Pod into one `Workload`:
+where Kueue reads its queue and priority labels, and one `Role` per pod template with the number of pods of that
+template Kueue admits at once (the gang). The checks (`offline.check_rules`) read only these, so a new kind is one
+more normalizer, not a change to every check. Field paths are written as the checker reports them:
+`spec.template.spec.containers[0].resources.limits`, label keys as `metadata.labels['kueue.x-k8s.io/queue-name']`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from components.core.naming import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+
+PRIORITY_LABEL = PRIORITY_CLASS_LABEL
+
+
+@dataclass(frozen=True)
+class Role:
+    """One pod template of a workload and how many of its pods the gang holds."""
+
+    name: str
+    pods: int
+    # The pod spec (for a TrainJob: the part the TrainJob itself states, see `whole_spec`).
+    spec: Mapping[str, Any]
+    # Field path of `spec` in the manifest.
+    spec_path: str
+    # Relative paths that live elsewhere in the manifest (a TrainJob's resourcesPerNode), as (prefix, real path).
+    aliases: tuple[tuple[str, str], ...] = ()
+    # False when the rest of the pod spec is not in the manifest (a TrainJob's runtime holds it): checks of
+    # what only the full pod spec can show (/dev/shm, volumes, grace period) are then skipped.
+    whole_spec: bool = True
+
+    def at(self, relative: str) -> str:
+        """The manifest's field path of `relative` (a path inside the pod spec)."""
+        for prefix, real in self.aliases:
+            if relative == prefix or relative.startswith((f"{prefix}.", f"{prefix}[")):
+                return real + relative[len(prefix) :]
+        return f"{self.spec_path}.{relative}"
+
+
+@dataclass(frozen=True)
+class Workload:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    # The Kueue labels where Kueue reads them for this kind (value None: unset), with their field paths.
+    queue: str | None
+    queue_path: str
+    priority: str | None
+    priority_path: str
+    roles: tuple[Role, ...]
+    # Field path of what sets the gang's size (replicas, parallelism, numNodes).
+    gang_path: str
+    # Batch training (every kind but Deployment, which serves): /dev/shm and checkpoint checks apply.
+    training: bool
+    # The object's own spec (podFailurePolicy, runtimeRef).
+    spec: Mapping[str, Any]
+
+    @property
+    def object(self) -> str:
+        """`Kind/namespace/name`, as a finding names the object."""
+        return f"{self.kind}/{self.namespace or '-'}/{self.name}"
+
+    @property
+    def pods(self) -> int:
+        return sum(role.pods for role in self.roles)
+
+
+def label_path(base: str, key: str) -> str:
+    return f"{base}['{key}']"
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def count(value: Any, default: int) -> int:
+    """A replica-like count; unset or not a whole number -> the default (the API server would reject the latter)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+def job_pods(job_spec: Mapping[str, Any]) -> int:
+    """Pods of a batch/v1 Job running at once, as Kueue counts its pod set: parallelism (default 1), at most
+    completions."""
+    pods = count(job_spec.get("parallelism"), 1)
+    completions = job_spec.get("completions")
+    return min(pods, count(completions, pods)) if completions is not None else pods
+
+
+def containers(spec: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
+    """(relative path, container, is an init container) of every container of a pod spec."""
+    for field, init in (("containers", False), ("initContainers", True)):
+        items = spec.get(field)
+        for index, container in enumerate(items if isinstance(items, list) else []):
+            if isinstance(container, Mapping):
+                yield f"{field}[{index}]", container, init
+
+
+def _metadata(manifest: Mapping[str, Any]) -> tuple[str, str | None, Mapping[str, Any]]:
+    meta = mapping(manifest.get("metadata"))
+    name = meta.get("name") or (f"{meta['generateName']}*" if meta.get("generateName") else "(unnamed)")
+    namespace = meta.get("namespace")
+    return str(name), str(namespace) if namespace else None, mapping(meta.get("labels"))
+
+
+def _workload(
+    manifest: Mapping[str, Any], roles: tuple[Role, ...], gang_path: str, *, training: bool = True
+) -> Workload:
+    """A workload whose Kueue labels sit on the object's own metadata (every job kind). `training` False: it
+    serves (a Deployment), so no /dev/shm or checkpoint rules apply."""
+    name, namespace, labels = _metadata(manifest)
+    return Workload(
+        api_version=str(manifest.get("apiVersion")),
+        kind=str(manifest.get("kind")),
+        name=name,
+        namespace=namespace,
+        queue=_label(labels, QUEUE_NAME_LABEL),
+        queue_path=label_path("metadata.labels", QUEUE_NAME_LABEL),
+        priority=_label(labels, PRIORITY_LABEL),
+        priority_path=label_path("metadata.labels", PRIORITY_LABEL),
+        roles=roles,
+        gang_path=gang_path,
+        training=training,
+        spec=mapping(manifest.get("spec")),
+    )
+
+
+def _label(labels: Mapping[str, Any], key: str) -> str | None:
+    value = labels.get(key)
+    return None if value is None else str(value)
+
+
+def _template_spec(template: Any) -> Mapping[str, Any]:
+    return mapping(mapping(template).get("spec"))
+
+
+def batch_job(manifest: Mapping[str, Any]) -> Workload:
+    spec = mapping(manifest.get("spec"))
+    role = Role("pod", job_pods(spec), _template_spec(spec.get("template")), "spec.template.spec")
+    return _workload(manifest, (role,), "spec.parallelism")
+
+
+def _replica_specs(field: str) -> Callable[[Mapping[str, Any]], Workload]:
+    """Kubeflow v1 jobs: one role per replica type (Master, Worker, Chief, PS ...), `replicas` pods each."""
+
+    def normalize(manifest: Mapping[str, Any]) -> Workload:
+        replica_specs = mapping(mapping(manifest.get("spec")).get(field))
+        roles = tuple(
+            Role(
+                str(role),
+                count(mapping(replica).get("replicas"), 1),
+                _template_spec(mapping(replica).get("template")),
+                f"spec.{field}.{role}.template.spec",
+            )
+            for role, replica in replica_specs.items()
+        )
+        return _workload(manifest, roles, f"spec.{field}")
+
+    return normalize
+
+
+def jobset(manifest: Mapping[str, Any]) -> Workload:
+    """JobSet: each replicated job is `replicas` Jobs of `job_pods` pods each."""
+    replicated = mapping(manifest.get("spec")).get("replicatedJobs")
+    roles = []
+    for index, item in enumerate(replicated if isinstance(replicated, list) else []):
+        job_spec = mapping(mapping(mapping(item).get("template")).get("spec"))
+        roles.append(
+            Role(
+                str(mapping(item).get("name", index)),
+                count(mapping(item).get("replicas"), 1) * job_pods(job_spec),
+                _template_spec(job_spec.get("template")),
+                f"spec.replicatedJobs[{index}].template.spec.template.spec",
+            )
+        )
+    return _workload(manifest, tuple(roles), "spec.replicatedJobs")
+
+
+# The trainer's job in Kubeflow Trainer runtimes (podSpecOverrides name it in targetJobs).
+TRAINER_JOB = "node"
+
+
+def train_job(manifest: Mapping[str, Any]) -> Workload:
+    """TrainJob (Kubeflow Trainer v2): `numNodes` pods of `resourcesPerNode`. The pod template is the runtime's
+    (runtimeRef), so the role holds only what the TrainJob states: the trainer's image and resources, and the
+    node selector or affinity of a podSpecOverrides entry that targets the trainer."""
+    spec = mapping(manifest.get("spec"))
+    trainer = mapping(spec.get("trainer"))
+    container: dict[str, Any] = {"name": TRAINER_JOB, "resources": mapping(trainer.get("resourcesPerNode"))}
+    if trainer.get("image") is not None:
+        container["image"] = trainer["image"]
+    pod_spec: dict[str, Any] = {"containers": [container]}
+    aliases = [
+        ("containers[0].resources", "spec.trainer.resourcesPerNode"),
+        ("containers[0].image", "spec.trainer.image"),
+    ]
+    for field in ("podSpecOverrides", "podTemplateOverrides"):
+        overrides = spec.get(field)
+        for index, override in enumerate(overrides if isinstance(overrides, list) else []):
+            targets = [mapping(target).get("name") for target in mapping(override).get("targetJobs") or []]
+            if targets and TRAINER_JOB not in targets:
+                continue
+            for key in ("nodeSelector", "affinity"):
+                if key in mapping(override) and key not in pod_spec:
+                    pod_spec[key] = override[key]
+                    aliases.append((key, f"spec.{field}[{index}].{key}"))
+    role = Role(TRAINER_JOB, count(trainer.get("numNodes"), 1), pod_spec, "spec.trainer", tuple(aliases), False)
+    return _workload(manifest, (role,), "spec.trainer.numNodes")
+
+
+def deployment(manifest: Mapping[str, Any]) -> Workload:
+    """Deployment: Kueue admits each pod on its own (plain-pod integration), so the gang is one pod; it reads the
+    queue label from the pod template (the Deployment's own label is propagated there)."""
+    spec = mapping(manifest.get("spec"))
+    template = mapping(spec.get("template"))
+    role = Role("pod", 1, _template_spec(template), "spec.template.spec")
+    workload = _workload(manifest, (role,), "spec.replicas", training=False)
+    return _pod_labels(workload, manifest, mapping(mapping(template.get("metadata")).get("labels")), "spec.template")
+
+
+def pod(manifest: Mapping[str, Any]) -> Workload:
+    """A plain Pod: its own labels are where Kueue reads them, as for jobs."""
+    return _workload(manifest, (Role("pod", 1, mapping(manifest.get("spec")), "spec"),), "spec.containers")
+
+
+def _pod_labels(workload: Workload, manifest: Mapping[str, Any], labels: Mapping[str, Any], base: str) -> Workload:
+    """The Kueue labels of the pod template, falling back to the object's own (which Kueue copies down)."""
+    own = _metadata(manifest)[2]
+    values: dict[str, Any] = {}
+    for key, field in ((QUEUE_NAME_LABEL, "queue"), (PRIORITY_LABEL, "priority")):
+        on_template = _label(labels, key)
+        on_object = _label(own, key)
+        where = f"{base}.metadata.labels" if on_template is not None or on_object is None else "metadata.labels"
+        values[field] = on_template if on_template is not None else on_object
+        values[f"{field}_path"] = label_path(where, key)
+    return replace(workload, **values)
+
+
+# (apiVersion, kind) -> normalizer; any other document is not a workload this checker reads.
+NORMALIZERS: dict[tuple[str, str], Callable[[Mapping[str, Any]], Workload]] = {
+    ("batch/v1", "Job"): batch_job,
+    ("kubeflow.org/v1", "PyTorchJob"): _replica_specs("pytorchReplicaSpecs"),
+    ("kubeflow.org/v1", "TFJob"): _replica_specs("tfReplicaSpecs"),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): jobset,
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): train_job,
+    ("apps/v1", "Deployment"): deployment,
+    ("v1", "Pod"): pod,
+}
+
+
+def normalize(manifest: Mapping[str, Any]) -> Workload | None:
+    """The workload of a manifest, or None when it is no workload kind the checker reads."""
+    normalizer = NORMALIZERS.get((str(manifest.get("apiVersion")), str(manifest.get("kind"))))
+    return None if normalizer is None else normalizer(manifest)

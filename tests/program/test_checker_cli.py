@@ -1,0 +1,181 @@
+"""`python -m offline check <stack> PATH... [--json]`: the workload checker as a command.
+
+In-process through `offline.__main__.main` (output read with `capsys`): exit 0 for clean manifests, 1 with
+findings, 2 when the stack's configuration is rejected or the command is misused; `--json` for CI. One test spawns
+the real `python -m offline check dev <dir>`. `python -m offline <stack>` (the plan) is covered by
+test_offline_cli.py; here only that `check` can never be taken for a stack.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from offline.__main__ import main
+from offline.engine import PROJECT_DIR, load_stack_config
+from tests.support.config import settings_for
+from tests.support.manifests import DELETE, changed, deployment, job, pytorch_job
+
+DEV = settings_for(load_stack_config("dev"))
+CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "team-a"}}
+
+
+def write(path: Path, *documents: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def good_dir(tmp_path: Path) -> Path:
+    """A folder of good workloads: a multi-document file (with a ConfigMap, which is skipped) and a nested one."""
+    folder = tmp_path / "workloads"
+    write(folder / "training.yaml", job(DEV, name="train"), CONFIG_MAP, pytorch_job(DEV, name="ddp"))
+    write(folder / "serving" / "serve.yml", deployment(DEV, name="serve"))
+    (folder / "README.md").write_text("not YAML, not read")
+    return folder
+
+
+@pytest.fixture
+def bad_file(tmp_path: Path) -> Path:
+    bad = changed(job(DEV, name="train"), "spec.podFailurePolicy", DELETE)
+    return write(tmp_path / "bad" / "jobs.yaml", job(DEV, name="fine"), bad)
+
+
+def test_clean_workloads_exit_0(good_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "dev", str(good_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "stack dev: 3 workloads in 2 files checked, no findings" in out
+    assert (
+        f"skipped (not a workload kind the checker reads): {good_dir / 'training.yaml'}#2: v1 ConfigMap/settings" in out
+    )
+
+
+def test_findings_exit_1_naming_file_document_object_path_and_fix(
+    bad_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "dev", str(bad_file)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{bad_file}#2 Job/team-a/train"
+    assert lines[1].startswith("  spec.podFailurePolicy: is not set: ") and lines[1].endswith("[pod-failure-policy]")
+    assert lines[2].startswith("    fix: add rules: ")
+    assert lines[-1] == "stack dev: 2 workloads in 1 files checked, 1 finding"
+
+
+def test_json_findings_for_ci(bad_file: Path, good_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "dev", str(good_dir), str(bad_file), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["stack"] == "dev" and len(data["files"]) == 3 and len(data["checked"]) == 5
+    (finding,) = data["findings"]
+    assert {"file", "object", "path", "problem", "fix"} <= set(finding)
+    assert finding["file"] == str(bad_file) and finding["document"] == 2
+    assert (finding["object"], finding["path"], finding["check"]) == (
+        "Job/team-a/train",
+        "spec.podFailurePolicy",
+        "pod-failure-policy",
+    )
+
+
+def test_clean_json_has_no_findings(good_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "dev", str(good_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["findings"] == []
+
+
+def test_invalid_yaml_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: [unclosed\n")
+    assert main(["check", "dev", str(broken), "--json"]) == 1
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["check"] == "yaml" and finding["problem"].startswith("is not valid YAML")
+
+
+@pytest.fixture
+def broken_project(tmp_path: Path) -> Path:
+    """A project folder whose `broken` stack asks for MIG on a T4, and which has a stack file named `check`."""
+    config = load_stack_config("dev")
+    config["aks-mlops:gpuPools"][0]["migProfile"] = "MIG1g"
+    (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump({"config": config}))
+    (tmp_path / "Pulumi.check.yaml").write_text(yaml.safe_dump({"config": load_stack_config("dev")}))
+    return tmp_path
+
+
+@pytest.mark.parametrize("output", [[], ["--json"]], ids=["text", "json"])
+def test_rejected_configuration_exits_2_with_the_one_line_error(
+    broken_project: Path, good_dir: Path, output: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["check", "broken", str(good_dir), "--project-dir", str(broken_project), *output])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert "aks-mlops:gpuPools[0].migProfile: 'MIG1g' is not supported on Standard_NC8as_T4_v3" in out
+    if output:
+        assert "is not supported" in json.loads(out)["configurationRejected"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check"],
+        ["check", "dev"],
+        ["check", "nosuchstack", "."],
+        ["check", "dev", "no/such/path.yaml"],
+    ],
+    ids=["no-stack", "no-path", "unknown-stack", "missing-path"],
+)
+def test_misuse_is_a_usage_error(args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+
+
+def test_a_stack_can_never_be_named_check(
+    broken_project: Path, good_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check` is the subcommand word: a Pulumi.check.yaml is neither checked against nor planned."""
+    with pytest.raises(SystemExit):
+        main(["check", "check", str(good_dir), "--project-dir", str(broken_project)])
+    assert "'check' is the subcommand, never a stack" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--project-dir", str(broken_project), "check"])
+    assert "unknown stack 'check'; stacks: broken" in capsys.readouterr().err
+
+
+def test_plan_help_mentions_the_checker(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "python -m offline check <stack> PATH..." in capsys.readouterr().out
+
+
+def test_the_real_command(good_dir: Path, bad_file: Path) -> None:
+    """The one test that spawns `python -m offline check dev <dir>`: a shell sees the exit status and the findings."""
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "check", "dev", str(good_dir), str(bad_file.parent)],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{bad_file}#2 Job/team-a/train" in result.stdout
+    assert "stack dev: 5 workloads in 3 files checked, 1 finding" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_the_readmes_hand_written_pytorchjob_passes_the_checker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The team guide's example is what the platform accepts (checked against prod, whose pools it names)."""
+    readme = (PROJECT_DIR / "README.md").read_text()
+    section = readme[readme.index("### A PyTorchJob by hand") :]
+    example = section[
+        section.index("```yaml\n") + len("```yaml\n") : section.index("```", section.index("```yaml") + 7)
+    ]
+    manifest = yaml.safe_load(example)
+    assert manifest["kind"] == "PyTorchJob"
+    path = write(tmp_path / "readme.yaml", manifest)
+    assert main(["check", "prod", str(path)]) == 0, capsys.readouterr().out

@@ -1,0 +1,595 @@
+"""The workload checker (`python -m offline check`): its normalizer, every check, and its renderers, without files.
+
+The bad cases are a table: a good manifest of `tests.support.manifests` with one thing made wrong, and the one
+finding the checker must report for it (check id, exact field path, a fragment of the problem, and for some a
+fragment of the fix). The good cases pass with no finding at all, on the dev and prod stacks and on a prod
+variant with a spot pool (`PROD_SPOT`: team-a has quota on a100spot too, team-c only there).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+import pytest
+
+from components.config.settings import Settings
+from components.workloads.reference import reference_workloads
+from offline.check import Finding, Report, check_manifest, render_json, render_text
+from offline.check_normalize import normalize
+from offline.check_rules import GANG_CHECKS, ROLE_CHECKS, WORKLOAD_CHECKS, Platform
+from offline.engine import load_stack_config
+from tests.support.config import A100, settings_for
+from tests.support.manifests import (
+    BUILDERS,
+    DELETE,
+    changed,
+    deployment,
+    job,
+    jobset,
+    pod,
+    pytorch_job,
+    resolve,
+    tf_job,
+    train_job,
+)
+
+DEV = settings_for(load_stack_config("dev"))
+PROD = settings_for(load_stack_config("prod"))
+
+
+def _prod_with_spot_pool() -> Settings:
+    config = load_stack_config("prod")
+    team_a, team_b = config["aks-mlops:teams"]
+    spot_pool = {"name": "a100spot", "vmSize": A100, "workload": "training", "maxCount": 4, "spot": True}
+    return settings_for(
+        config,
+        gpuPools=[*config["aks-mlops:gpuPools"], spot_pool],
+        teams=[
+            {**team_a, "gpuQuota": {**team_a["gpuQuota"], "a100spot": 2}},
+            team_b,
+            {"name": "team-c", "cpu": 16, "memory": "64Gi", "gpuQuota": {"a100spot": 2}},
+        ],
+    )
+
+
+PROD_SPOT = _prod_with_spot_pool()
+STACKS = {"dev": DEV, "prod": PROD, "prod-spot": PROD_SPOT}
+PLATFORMS = {name: Platform.from_settings(settings) for name, settings in STACKS.items()}
+
+TEMPLATE = "spec.template.spec"
+CONTAINER = f"{TEMPLATE}.containers[0]"
+QUEUE = "metadata.labels['kueue.x-k8s.io/queue-name']"
+PRIORITY = "metadata.labels['kueue.x-k8s.io/priority-class']"
+REQUIRED_AFFINITY = f"{TEMPLATE}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def findings(stack: str, manifest: dict[str, Any]) -> list[Finding]:
+    return check_manifest(manifest, PLATFORMS[stack], file="case.yaml")
+
+
+class Bad(NamedTuple):
+    stack: str
+    manifest: dict[str, Any]
+    check: str
+    path: str
+    problem: str
+    fix: str = ""
+
+
+def _two_gpu_kinds() -> dict[str, Any]:
+    manifest = job(PROD)
+    trainer = resolve(manifest, f"{TEMPLATE}.containers[0]")
+    trial = {**trainer, "name": "trial", "resources": {"requests": {"nvidia.com/mig-1g.10gb": 1}}}
+    trial["resources"]["limits"] = {"nvidia.com/mig-1g.10gb": 1}
+    return changed(manifest, f"{TEMPLATE}.containers", [trainer, trial])
+
+
+def _checkpoints_not_mounted() -> dict[str, Any]:
+    manifest = job(DEV)
+    mounts = [m for m in resolve(manifest, f"{CONTAINER}.volumeMounts") if m["name"] != "checkpoints"]
+    return changed(manifest, f"{CONTAINER}.volumeMounts", mounts)
+
+
+AFFINITY_INFERENCE = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "workload", "operator": "In", "values": ["inference"]}]}
+            ]
+        }
+    }
+}
+
+BAD = {
+    # namespace
+    "namespace-not-a-team": Bad(
+        "dev", changed(job(DEV), "metadata.namespace", "ml"), "namespace", "metadata.namespace", "'ml' is not a team"
+    ),
+    "namespace-missing": Bad(
+        "dev", changed(job(DEV), "metadata.namespace", DELETE), "namespace", "metadata.namespace", "is not set"
+    ),
+    # queue
+    "queue-unknown": Bad("dev", changed(job(DEV), QUEUE, "fast"), "queue", QUEUE, "names LocalQueue 'fast'"),
+    "queue-spot-only-where-opt-in": Bad("dev", job(DEV, queue="spot"), "queue", QUEUE, "LocalQueue 'spot'"),
+    "queue-on-deployment-pod-template": Bad(
+        "dev",
+        changed(deployment(DEV), f"spec.template.{QUEUE}", "fast"),
+        "queue",
+        f"spec.template.{QUEUE}",
+        "LocalQueue 'fast'",
+    ),
+    # GPU resources reachable through the queue
+    "gpu-resource-without-quota": Bad(
+        "prod",
+        job(PROD, namespace="team-b", resource="nvidia.com/mig-1g.10gb"),
+        "gpu-resource",
+        f"{CONTAINER}.resources.limits",
+        "nvidia.com/mig-1g.10gb, which no GPU pool team-b has quota on offers",
+    ),
+    "gpu-resource-prod-default-queue-never-spot": Bad(
+        "prod-spot",
+        job(PROD_SPOT, namespace="team-c"),
+        "gpu-resource",
+        f"{CONTAINER}.resources.limits",
+        "which the 'default' queue of team-c does not offer: the team gets it only on spot pool a100spot, through "
+        "its 'spot' queue",
+        "kueue.x-k8s.io/queue-name: spot (spot nodes can be evicted",
+    ),
+    "gpu-resource-prod-spot-queue-never-on-demand": Bad(
+        "prod-spot",
+        job(PROD_SPOT, queue="spot", resource="nvidia.com/mig-1g.10gb"),
+        "gpu-resource",
+        f"{CONTAINER}.resources.limits",
+        "which the 'spot' queue of team-a does not offer: the team gets it only on on-demand pool a100mig, through "
+        "its 'default' queue",
+        "kueue.x-k8s.io/queue-name: default",
+    ),
+    "gpu-resource-two-kinds-in-one-pod": Bad(
+        "prod",
+        _two_gpu_kinds(),
+        "gpu-resource",
+        f"{TEMPLATE}.containers",
+        "asks for nvidia.com/gpu and nvidia.com/mig-1g.10gb",
+    ),
+    # requests == limits
+    "gpu-request-without-limit": Bad(
+        "dev",
+        changed(job(DEV), f"{CONTAINER}.resources.limits", DELETE),
+        "gpu-requests-limits",
+        f"{CONTAINER}.resources.limits",
+        "requests 1 nvidia.com/gpu without a limit",
+    ),
+    "gpu-request-differs-from-limit": Bad(
+        "dev",
+        changed(job(DEV), f"{CONTAINER}.resources.requests['nvidia.com/gpu']", 2),
+        "gpu-requests-limits",
+        f"{CONTAINER}.resources",
+        "requests 2 nvidia.com/gpu but limits it to 1",
+    ),
+    "gpu-not-a-whole-number": Bad(
+        "dev",
+        changed(
+            job(DEV),
+            f"{CONTAINER}.resources",
+            {"requests": {"nvidia.com/gpu": "0.5"}, "limits": {"nvidia.com/gpu": "0.5"}},
+        ),
+        "gpu-requests-limits",
+        f"{CONTAINER}.resources",
+        "not a whole number",
+    ),
+    # the whole gang against nominal + borrowable quota on one flavor
+    "gang-pytorchjob-over-quota": Bad(
+        "dev",
+        pytorch_job(DEV, workers=2),
+        "gang-quota",
+        "spec.pytorchReplicaSpecs",
+        "asks for 3 nvidia.com/gpu (Master 1 x 1 + Worker 2 x 1), more than team-a can ever be admitted with on one "
+        "pool (t4spot: 2 nominal + 0 borrowable): Kueue admits all pods or none, so it can never be admitted",
+        "at most 2 nvidia.com/gpu",
+    ),
+    "gang-job-over-borrowable": Bad(
+        "prod",
+        job(PROD, namespace="team-b", parallelism=7),
+        "gang-quota",
+        "spec.parallelism",
+        "asks for 7 nvidia.com/gpu (pod 7 x 1), more than team-b can ever be admitted with on one pool "
+        "(a100: 4 nominal + 2 borrowable)",
+    ),
+    "gang-tfjob-over-h100-quota": Bad(
+        "prod",
+        tf_job(PROD, workers=3, gpus=8, pool="h100"),
+        "gang-quota",
+        "spec.tfReplicaSpecs",
+        "24 nvidia.com/gpu (Worker 3 x 8)",
+    ),
+    "gang-jobset-replicas-times-parallelism": Bad(
+        "dev", jobset(DEV, replicas=2, parallelism=2), "gang-quota", "spec.replicatedJobs", "4 nvidia.com/gpu"
+    ),
+    "gang-trainjob-num-nodes": Bad(
+        "dev", train_job(DEV, nodes=3), "gang-quota", "spec.trainer.numNodes", "3 nvidia.com/gpu (node 3 x 1)"
+    ),
+    # node placement
+    "placement-node-selector": Bad(
+        "prod",
+        job(PROD, pool="h200"),
+        "node-placement",
+        f"{TEMPLATE}.nodeSelector",
+        "nodeSelector agentpool=h200 matches none of the pools the 'default' queue of team-a offers for nvidia.com/gpu",
+    ),
+    "placement-required-affinity": Bad(
+        "prod",
+        changed(job(PROD), f"{TEMPLATE}.affinity", AFFINITY_INFERENCE),
+        "node-placement",
+        REQUIRED_AFFINITY,
+        "the required node affinity matches none",
+    ),
+    "placement-spot-pool-through-default-queue": Bad(
+        "prod-spot",
+        job(PROD_SPOT, pool="a100spot"),
+        "node-placement",
+        f"{TEMPLATE}.nodeSelector",
+        "matches none of the pools the 'default' queue of team-a offers",
+        "pool a100spot is offered by the 'spot' queue",
+    ),
+    "placement-trainjob-override": Bad(
+        "prod",
+        train_job(PROD, pool="h200"),
+        "node-placement",
+        "spec.podSpecOverrides[0].nodeSelector",
+        "matches none",
+    ),
+    "gpus-per-node-selected-pool": Bad(
+        "prod",
+        job(PROD, gpus=8, pool="a100"),
+        "gpus-per-node",
+        f"{CONTAINER}.resources.limits",
+        "one pod asks for 8 nvidia.com/gpu, but the selected pool has at most 1 per node (a100: 1)",
+        "select pool h100",
+    ),
+    "gpus-per-node-every-pool": Bad(
+        "dev", pod(DEV, gpus=2), "gpus-per-node", "spec.containers[0].resources.limits", "its pools have at most 1"
+    ),
+    "gpus-per-node-trainjob": Bad(
+        "prod",
+        train_job(PROD, nodes=1, gpus=8, pool="a100"),
+        "gpus-per-node",
+        "spec.trainer.resourcesPerNode.limits",
+        "8 nvidia.com/gpu",
+    ),
+    # priorities
+    "priority-class-unknown": Bad(
+        "dev",
+        changed(job(DEV), f"{TEMPLATE}.priorityClassName", "high"),
+        "priority-class",
+        f"{TEMPLATE}.priorityClassName",
+        "'high' is not a PriorityClass",
+    ),
+    "workload-priority-class-unknown": Bad(
+        "dev",
+        changed(job(DEV), PRIORITY, "urgent"),
+        "workload-priority-class",
+        PRIORITY,
+        "WorkloadPriorityClass 'urgent'",
+    ),
+    # pinned images
+    "image-latest": Bad(
+        "dev",
+        changed(job(DEV), f"{CONTAINER}.image", "pytorch/pytorch:latest"),
+        "image-pinned",
+        f"{CONTAINER}.image",
+        "is not pinned: give a version tag or a digest",
+    ),
+    "image-tag-where-digests-required": Bad(
+        "prod",
+        changed(pytorch_job(PROD), "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].image", "acr.io/t:1.4"),
+        "image-pinned",
+        "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].image",
+        "is not pinned by digest",
+    ),
+    "image-init-container": Bad(
+        "dev",
+        changed(job(DEV), f"{TEMPLATE}.initContainers", [{"name": "fetch", "image": "busybox"}]),
+        "image-pinned",
+        f"{TEMPLATE}.initContainers[0].image",
+        "image 'busybox' is not pinned",
+    ),
+    "image-trainjob-trainer": Bad(
+        "prod",
+        changed(train_job(PROD), "spec.trainer.image", "trainer:1.0"),
+        "image-pinned",
+        "spec.trainer.image",
+        "not pinned by digest",
+    ),
+    # /dev/shm
+    "shm-missing-multi-node": Bad(
+        "dev",
+        job(DEV, parallelism=2, shm=False),
+        "shm",
+        f"{CONTAINER}.volumeMounts",
+        "does not mount /dev/shm",
+    ),
+    "shm-missing-multi-gpu": Bad(
+        "prod",
+        job(PROD, gpus=8, pool="h100", shm=False),
+        "shm",
+        f"{CONTAINER}.volumeMounts",
+        "multi-GPU or multi-node training pod",
+    ),
+    "shm-on-disk": Bad(
+        "dev",
+        changed(job(DEV, parallelism=2), f"{TEMPLATE}.volumes[0]", {"name": "dshm", "emptyDir": {}}),
+        "shm",
+        f"{TEMPLATE}.volumes[0]",
+        "not an emptyDir with medium Memory",
+    ),
+    # batch Jobs, spot pools
+    "pod-failure-policy-missing": Bad(
+        "dev",
+        changed(job(DEV), "spec.podFailurePolicy", DELETE),
+        "pod-failure-policy",
+        "spec.podFailurePolicy",
+        "counts against backoffLimit",
+    ),
+    "spot-checkpoints-dev": Bad(
+        "dev",
+        job(DEV, checkpoints=False),
+        "spot-checkpoints",
+        f"{TEMPLATE}.volumes",
+        "can run on spot pool t4spot",
+        "claimName: checkpoints",
+    ),
+    "spot-checkpoints-prod-spot-queue": Bad(
+        "prod-spot",
+        job(PROD_SPOT, namespace="team-c", queue="spot", checkpoints=False),
+        "spot-checkpoints",
+        f"{TEMPLATE}.volumes",
+        "spot pool a100spot",
+    ),
+    "spot-checkpoints-not-mounted": Bad(
+        "dev",
+        _checkpoints_not_mounted(),
+        "spot-checkpoints",
+        f"{CONTAINER}.volumeMounts",
+        "no container mounts its 'checkpoints' volume",
+    ),
+    # grace period, TrainJob runtime
+    "termination-grace-over-autoscaler": Bad(
+        "dev",
+        changed(job(DEV), f"{TEMPLATE}.terminationGracePeriodSeconds", 600),
+        "termination-grace",
+        f"{TEMPLATE}.terminationGracePeriodSeconds",
+        "is 600 s, but the cluster autoscaler waits at most 120 s",
+    ),
+    "trainjob-without-runtime": Bad(
+        "dev",
+        changed(train_job(DEV), "spec.runtimeRef", DELETE),
+        "runtime-ref",
+        "spec.runtimeRef",
+        "is not set",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD.values(), ids=BAD.keys())
+def test_bad_manifest_gets_exactly_its_finding(case: Bad) -> None:
+    found = findings(case.stack, case.manifest)
+    assert [(f.check, f.path) for f in found] == [(case.check, case.path)], [f.problem for f in found]
+    assert case.problem in found[0].problem
+    assert case.fix in found[0].fix and found[0].fix
+
+
+def test_every_check_has_a_bad_case() -> None:
+    checks = {case.check for case in BAD.values()}
+    # Each check function reports under one id of its own; the table names every id at least once.
+    assert len(checks) == len(WORKLOAD_CHECKS) + len(ROLE_CHECKS) + len(GANG_CHECKS)
+    assert checks == {
+        "namespace",
+        "queue",
+        "workload-priority-class",
+        "image-pinned",
+        "gpu-requests-limits",
+        "gpu-resource",
+        "node-placement",
+        "gpus-per-node",
+        "priority-class",
+        "termination-grace",
+        "shm",
+        "spot-checkpoints",
+        "gang-quota",
+        "pod-failure-policy",
+        "runtime-ref",
+    }
+
+
+def test_finding_names_file_object_path_problem_and_fix() -> None:
+    (finding,) = findings("dev", changed(job(DEV, name="resnet"), f"{CONTAINER}.image", "pytorch/pytorch"))
+    assert finding == Finding(
+        file="case.yaml",
+        document=1,
+        object="Job/team-a/resnet",
+        path=f"{CONTAINER}.image",
+        problem="image 'pytorch/pytorch' is not pinned: give a version tag or a digest, never latest",
+        fix="pin a version tag or a digest (registry/repository:1.4.2 or registry/repository@sha256:...)",
+        check="image-pinned",
+    )
+
+
+@pytest.mark.parametrize("case", BAD.values(), ids=BAD.keys())
+def test_reported_paths_point_into_the_manifest_or_where_the_fix_goes(case: Bad) -> None:
+    """A path names a field of the manifest, or (for something missing) a field under an existing parent."""
+    parent = case.path.rsplit(".", 1)[0] if not case.path.endswith("]") else case.path.rsplit("[", 1)[0]
+    try:
+        resolve(case.manifest, case.path)
+    except (KeyError, IndexError):
+        resolve(case.manifest, parent if parent != case.path else "metadata")
+
+
+GOOD = {
+    **{
+        f"{kind}-{stack}": (stack, build(STACKS[stack]))
+        for kind, build in BUILDERS.items()
+        for stack in ("dev", "prod")
+    },
+    "prod-team-b-borrows-up-to-its-limit": ("prod", job(PROD, namespace="team-b", parallelism=6)),
+    "prod-h100-gang-of-two-8-gpu-workers": ("prod", tf_job(PROD, workers=2, gpus=8, pool="h100")),
+    "prod-h100-pytorchjob-unpinned-pool": ("prod", pytorch_job(PROD, workers=1, gpus=8)),
+    "prod-mig-trials": ("prod", job(PROD, resource="nvidia.com/mig-1g.10gb", parallelism=7, pool="a100mig")),
+    "prod-on-demand-needs-no-checkpoints": ("prod", job(PROD, checkpoints=False)),
+    "prod-spot-queue-with-checkpoints": ("prod-spot", job(PROD_SPOT, namespace="team-c", queue="spot")),
+    "prod-spot-team-a-default-queue-on-demand": ("prod-spot", job(PROD_SPOT, checkpoints=False)),
+    "single-gpu-single-pod-needs-no-shm": ("dev", job(DEV, shm=False)),
+    "default-grace-period": ("dev", changed(job(DEV), f"{TEMPLATE}.terminationGracePeriodSeconds", DELETE)),
+    # Kubernetes (and Kueue for job templates) take a GPU limit without a request as the request.
+    "gpu-limit-alone": ("dev", changed(job(DEV), f"{CONTAINER}.resources.requests", DELETE)),
+    "no-queue-label-lands-in-default": ("dev", changed(job(DEV), QUEUE, DELETE)),
+    "no-priorities-at-all": (
+        "dev",
+        changed(changed(job(DEV), PRIORITY, DELETE), f"{TEMPLATE}.priorityClassName", DELETE),
+    ),
+    "deployment-label-on-its-own-metadata": (
+        "dev",
+        changed(
+            changed(deployment(DEV), f"spec.template.{QUEUE}", DELETE),
+            "metadata.labels",
+            {"kueue.x-k8s.io/queue-name": "default"},
+        ),
+    ),
+    "affinity-matching-the-pool-and-an-unmodeled-zone": (
+        "prod",
+        changed(
+            job(PROD),
+            f"{TEMPLATE}.affinity",
+            {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "workload", "operator": "In", "values": ["training"]},
+                                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus2-1"]},
+                                    {"key": "kubernetes.azure.com/scalesetpriority", "operator": "DoesNotExist"},
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+        ),
+    ),
+    "node-selector-on-well-known-labels": (
+        "prod",
+        changed(job(PROD), f"{TEMPLATE}.nodeSelector", {"kubernetes.io/os": "linux", "agentpool": "a100"}),
+    ),
+    "cpu-only-job": ("dev", changed(job(DEV), f"{CONTAINER}.resources", {"requests": {"cpu": "2"}})),
+}
+
+
+@pytest.mark.parametrize(("stack", "manifest"), GOOD.values(), ids=GOOD.keys())
+def test_good_manifest_has_no_finding(stack: str, manifest: dict[str, Any]) -> None:
+    assert findings(stack, manifest) == []
+
+
+# --- the normalizer ---------------------------------------------------------------------------------------------
+
+PODS = {
+    "job-parallelism-capped-by-completions": (changed(job(DEV, parallelism=4), "spec.completions", 2), [2]),
+    "job-defaults-to-one-pod": (changed(job(DEV), "spec.parallelism", DELETE), [1]),
+    "pytorchjob-master-and-workers": (pytorch_job(DEV, workers=3), [1, 3]),
+    "tfjob-workers": (tf_job(DEV, workers=2), [2]),
+    "jobset-replicas-times-parallelism": (jobset(DEV, replicas=2, parallelism=3), [6]),
+    "trainjob-num-nodes": (train_job(DEV, nodes=3), [3]),
+    "deployment-admits-pod-by-pod": (deployment(DEV, replicas=5), [1]),
+    "pod": (pod(DEV), [1]),
+}
+
+
+@pytest.mark.parametrize(("manifest", "pods"), PODS.values(), ids=PODS.keys())
+def test_normalizer_counts_the_pods_of_each_role(manifest: dict[str, Any], pods: list[int]) -> None:
+    workload = normalize(manifest)
+    assert workload is not None
+    assert [role.pods for role in workload.roles] == pods
+
+
+def test_normalizer_reads_the_pod_template_of_each_kind() -> None:
+    paths = {kind: [role.spec_path for role in normalize(build(DEV)).roles] for kind, build in BUILDERS.items()}
+    assert paths == {
+        "Job": ["spec.template.spec"],
+        "PyTorchJob": [
+            "spec.pytorchReplicaSpecs.Master.template.spec",
+            "spec.pytorchReplicaSpecs.Worker.template.spec",
+        ],
+        "TFJob": ["spec.tfReplicaSpecs.Worker.template.spec"],
+        "JobSet": ["spec.replicatedJobs[0].template.spec.template.spec"],
+        "TrainJob": ["spec.trainer"],
+        "Deployment": ["spec.template.spec"],
+        "Pod": ["spec"],
+    }
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}},
+        {**jobset(DEV), "apiVersion": "jobset.x-k8s.io/v1alpha1"},
+        {**pytorch_job(DEV), "apiVersion": "kubeflow.org/v2"},
+    ],
+    ids=["configmap", "jobset-other-version", "pytorchjob-other-version"],
+)
+def test_other_kinds_and_versions_are_not_workloads(manifest: dict[str, Any]) -> None:
+    assert normalize(manifest) is None
+
+
+# --- rendering --------------------------------------------------------------------------------------------------
+
+
+def _report() -> Report:
+    report = Report("dev", files=["jobs.yaml"], checked=["jobs.yaml#2: Job/team-a/train"])
+    report.findings = findings("dev", changed(job(DEV, name="train"), "spec.podFailurePolicy", DELETE))
+    report.findings = [Finding(**{**f.as_json(), "file": "jobs.yaml", "document": 2}) for f in report.findings]
+    return report
+
+
+def test_text_names_file_document_object_path_problem_check_and_fix() -> None:
+    lines = render_text(_report()).splitlines()
+    assert lines[0] == "jobs.yaml#2 Job/team-a/train"
+    assert lines[1].startswith("  spec.podFailurePolicy: is not set: ") and lines[1].endswith("[pod-failure-policy]")
+    assert lines[2].startswith("    fix: add rules: action Ignore on the DisruptionTarget")
+    assert lines[-1] == "stack dev: 1 workloads in 1 files checked, 1 finding"
+
+
+def test_json_is_machine_readable() -> None:
+    data = json.loads(render_json(_report()))
+    assert data["stack"] == "dev"
+    (finding,) = data["findings"]
+    assert set(finding) == {"file", "document", "object", "path", "problem", "fix", "check"}
+    assert (finding["file"], finding["object"], finding["path"]) == (
+        "jobs.yaml",
+        "Job/team-a/train",
+        "spec.podFailurePolicy",
+    )
+
+
+# --- the platform's own reference workloads ----------------------------------------------------------------------
+
+REFERENCE = {
+    f"{stack}-{team}-{file}": (stack, manifest)
+    for stack in ("dev", "prod")
+    for team, files in reference_workloads(STACKS[stack]).items()
+    for file, manifest in files.items()
+}
+
+
+@pytest.mark.parametrize(("stack", "manifest"), REFERENCE.values(), ids=REFERENCE.keys())
+def test_every_reference_workload_passes_the_checker(stack: str, manifest: dict[str, Any]) -> None:
+    assert findings(stack, manifest) == []
+
+
+def test_reference_workloads_cover_every_team_of_both_stacks() -> None:
+    covered = {
+        (stack, team)
+        for stack in ("dev", "prod")
+        for team, files in reference_workloads(STACKS[stack]).items()
+        if files
+    }
+    assert covered == {(stack, team.name) for stack in ("dev", "prod") for team in STACKS[stack].teams}
