@@ -1,8 +1,9 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
 Reads like the architecture: validated settings -> cluster -> monitoring -> GPU node pools -> GPU software,
-training operator, shared storage, team workspaces, queues -> scraping -> exports. Azure resources go where
-`cluster.azure` says, Kubernetes ones through `cluster.provider`; pool facts are derived once, in settings.
+training operator, shared storage, team workspaces and their admission guardrails, queues -> scraping -> exports.
+Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`; pool facts are derived
+once, in settings.
 """
 
 import pulumi
@@ -16,6 +17,7 @@ from components.queueing import Queueing, QueueingArgs
 from components.storage import SharedStorage, SharedStorageArgs
 from components.teams import TeamWorkspace, TeamWorkspaceArgs
 from components.training import TrainingOperator, TrainingOperatorArgs
+from components.workloads.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
 
 # Validation happens here, before any resource exists: a bad value stops the program with one error naming its key.
 settings = load_settings_from_pulumi()
@@ -78,6 +80,15 @@ teams = {
     for team in settings.teams
 }
 namespaces = {name: workspace.namespace for name, workspace in teams.items()}
+# The API server itself refuses team workloads that waste or bypass GPUs, or run unpinned images.
+AdmissionGuardrails(
+    "admission-guardrails",
+    AdmissionGuardrailsArgs(
+        require_image_digests=settings.workloads.require_image_digests,
+        team_namespaces=list(namespaces.values()),
+        provider=k8s,
+    ),
+)
 queueing = Queueing(
     "queueing",
     QueueingArgs(

@@ -26,6 +26,12 @@ _TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
     ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,
     ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"): (
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicy
+    ),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"): (
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding
+    ),
 }
 
 

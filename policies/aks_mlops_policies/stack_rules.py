@@ -306,6 +306,67 @@ team_namespaces_have_local_queue = StackValidationPolicy(
 )
 
 
+def selects(selector: Any, labels: dict[str, str]) -> bool:
+    """Whether a Kubernetes label selector selects an object with `labels` (no selector, or an empty one, selects
+    everything; an operator this does not know selects nothing)."""
+    if selector is None:
+        return True
+    if any(labels.get(key) != value for key, value in (selector.get("matchLabels") or {}).items()):
+        return False
+    for requirement in selector.get("matchExpressions") or []:
+        key, operator, values = requirement.get("key"), requirement.get("operator"), requirement.get("values") or []
+        present = key in labels
+        holds = {
+            "In": present and labels.get(key) in values,
+            "NotIn": not present or labels.get(key) not in values,
+            "Exists": present,
+            "DoesNotExist": not present,
+        }.get(operator, False)
+        if not holds:
+            return False
+    return True
+
+
+def _team_namespaces_guarded(args: StackValidationArgs, report: Report) -> None:
+    policies = {
+        get(p.props, "metadata", "name"): p.props for p in _of_kind(args.resources, "ValidatingAdmissionPolicy")
+    }
+    bindings = [b.props for b in _of_kind(args.resources, "ValidatingAdmissionPolicyBinding")]
+    for namespace in _of_kind(args.resources, "Namespace"):
+        name = get(namespace.props, "metadata", "name")
+        labels = dict(get(namespace.props, "metadata", "labels", default={}) or {})
+        if "team" not in labels:
+            continue
+        # The API server labels every namespace with its name; selectors may use it.
+        labels["kubernetes.io/metadata.name"] = name
+        if not policies:
+            report(
+                f"team namespace {name} is guarded by no ValidatingAdmissionPolicy: register the admission guardrails "
+                "(AdmissionGuardrails) so the API server refuses unqueued GPU jobs and unpinned images"
+            )
+        for policy in sorted(policies):
+            in_scope = selects(get(policies[policy], "spec", "matchConstraints", "namespaceSelector"), labels)
+            guarded = in_scope and any(
+                get(binding, "spec", "policyName") == policy
+                and "Deny" in (get(binding, "spec", "validationActions", default=[]) or [])
+                and selects(get(binding, "spec", "matchResources", "namespaceSelector"), labels)
+                for binding in bindings
+            )
+            if not guarded:
+                report(
+                    f"team namespace {name} is not guarded by ValidatingAdmissionPolicy {policy}: no binding of it "
+                    "with validationActions Deny selects the namespace; bind the policy with a namespaceSelector "
+                    "on the team label"
+                )
+
+
+team_namespaces_guarded = StackValidationPolicy(
+    name="team-namespaces-guarded",
+    description="Every team namespace is selected, with Deny, by a binding of each admission guardrail policy.",
+    validate=_team_namespaces_guarded,
+)
+
+
 def _kueue_objects_wait_for_install(args: StackValidationArgs, report: Report) -> None:
     installs = {r.urn for r in _releases(args.resources, "kueue")}
     for resource in args.resources:
@@ -408,6 +469,7 @@ STACK_POLICIES = [
     gpu_operator_owns_drivers,
     dcgm_podmonitor_matches_exporter,
     team_namespaces_have_local_queue,
+    team_namespaces_guarded,
     kueue_objects_wait_for_install,
     alerts_use_scraped_metrics,
     one_global_default_priority,

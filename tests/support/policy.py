@@ -7,7 +7,8 @@ tested on exactly the shapes the Pulumi CLI hands them. `ok` and `bad` make a co
 `Case`; `reported` validates one the way the CLI does.
 
 The resource and prod rules' case table (`CASES`) lives here too: the resource tests run it, and the
-pack's coverage test counts it together with the stack rules' cases.
+pack's coverage test counts it together with the stack rules' cases. So do the cases of the admission guardrails'
+stack rule (`GUARDRAIL_CASES`), which the admission program tests run.
 """
 
 from __future__ import annotations
@@ -606,3 +607,77 @@ PROD_CASES = [
 ]
 
 CASES = RESOURCE_CASES + PROD_CASES
+
+# --- the admission guardrails' stack rule ---------------------------------------------------------------------------
+# A stack rule whose cases live here with the shared vocabulary; tests/program/test_admission_program.py runs them.
+
+GUARDED = "team-namespaces-guarded"
+QUEUED_POLICY = "admission-guardrails-gpu-workloads-queued"
+IMAGES_BINDING = "admission-guardrails-images-pinned-binding"
+QUEUED_BINDING = f"{QUEUED_POLICY}-binding"
+
+
+def without_guardrails(stack: PolicyStack) -> None:
+    """Every ValidatingAdmissionPolicy and binding removed, as if the stack registered no AdmissionGuardrails."""
+    for resource in stack.resources:
+        if ":ValidatingAdmissionPolicy" in resource.resource_type:
+            stack.remove(resource.name)
+
+
+GUARDRAIL_CASES = [
+    ok(GUARDED, "dev"),
+    ok(GUARDED, "prod"),
+    ok(
+        GUARDED,
+        "prod",
+        setting(
+            QUEUED_BINDING,
+            "spec.matchResources.namespaceSelector",
+            {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team-a", "team-b"]}]},
+        ),
+        "selector-naming-every-team",
+    ),
+    # A binding without matchResources applies to every namespace the policy matches.
+    ok(GUARDED, "dev", setting(IMAGES_BINDING, "spec.matchResources", DELETE), "binding-for-all-namespaces"),
+    bad(
+        GUARDED,
+        "dev",
+        lambda stack: stack.remove(IMAGES_BINDING),
+        "team namespace team-a is not guarded by ValidatingAdmissionPolicy aks-mlops-images-pinned",
+    ),
+    bad(
+        GUARDED,
+        "prod",
+        setting(QUEUED_BINDING, "spec.matchResources.namespaceSelector", {"matchLabels": {"team": "team-a"}}),
+        "team namespace team-b is not guarded by ValidatingAdmissionPolicy aks-mlops-gpu-workloads-queued",
+        "selector-misses-a-team",
+    ),
+    # Audit (or Warn) records a violation but admits the object: that guards nothing.
+    bad(
+        GUARDED,
+        "prod",
+        setting(QUEUED_BINDING, "spec.validationActions", ["Audit"]),
+        "is not guarded by ValidatingAdmissionPolicy aks-mlops-gpu-workloads-queued",
+        "audit-only",
+        count=2,
+    ),
+    bad(
+        GUARDED,
+        "dev",
+        setting(
+            QUEUED_POLICY,
+            "spec.matchConstraints.namespaceSelector",
+            {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]},
+        ),
+        "team namespace team-a is not guarded by ValidatingAdmissionPolicy aks-mlops-gpu-workloads-queued",
+        "policy-excludes-team-namespaces",
+    ),
+    bad(
+        GUARDED,
+        "prod",
+        without_guardrails,
+        "team namespace team-a is guarded by no ValidatingAdmissionPolicy",
+        "no-guardrails",
+        count=2,
+    ),
+]
