@@ -20,10 +20,10 @@ from components.config.settings import Settings
 from components.config.teams import TeamSettings
 from components.config.workloads import image_problem
 from components.core.naming import CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, LOCAL_QUEUE, QUEUE_NAME_LABEL
-from components.core.pool_facts import GpuPoolFacts
+from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import quantity_value
 from components.core.quotas import borrowing_headroom
-from components.queueing.kueue import TeamQueue, flavor_preference, team_queues
+from components.queueing.kueue import TeamQueue, team_queues
 from components.queueing.priorities import PRIORITIES
 from components.storage import storage_classes
 from components.teams import team_claims

@@ -95,6 +95,12 @@ class GpuPoolFacts:
         return [taint.toleration() for taint in self.taints]
 
 
+def flavor_preference(facts: GpuPoolFacts) -> tuple[bool, str]:
+    """The order Kueue tries a team's flavors in: on-demand pools before spot pools, then by name. Never the
+    order of `gpuPools`, which Pulumi's CLI does not even keep for objects such as `gpuQuota`."""
+    return (facts.spot, facts.name)
+
+
 def mig_config_name(mig_slice: str) -> str:
     """The mig-parted configuration that cuts every GPU of a node into `mig_slice` instances."""
     return f"all-{mig_slice}"

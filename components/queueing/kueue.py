@@ -16,7 +16,7 @@ import yaml
 
 from components.config.teams import KueueSettings, TeamSettings
 from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE, TEAM_LABEL
-from components.core.pool_facts import GpuPoolFacts
+from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quotas import FlavorQuota
 from components.queueing.priorities import KUEUE_API
 
@@ -42,12 +42,6 @@ def _quota_entry(resource: str, quota: FlavorQuota) -> dict[str, Any]:
     if quota.lending_limit is not None:
         entry["lendingLimit"] = quota.lending_limit
     return entry
-
-
-def flavor_preference(facts: GpuPoolFacts) -> tuple[bool, str]:
-    """The order Kueue tries a team's flavors in: on-demand pools before spot pools, then by name. Never the
-    order of `gpuPools`, which Pulumi's CLI does not even keep for objects such as `gpuQuota`."""
-    return (facts.spot, facts.name)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from components.core.naming import (
     TRAINING_PRIORITY,
     WORKLOAD_SERVICE_ACCOUNT,
 )
-from components.core.pool_facts import GpuPoolFacts
+from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import GIB, quantity_value
 from components.core.quotas import FlavorQuota, borrowing_headroom
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP, TRAINER_DIR, TRAINER_PATH
@@ -128,11 +128,6 @@ def _fits(settings: Settings, team: TeamSettings, facts: GpuPoolFacts, units: in
     return units <= min(facts.resources_per_node, facts.capacity_at_max, obtainable(settings, team, facts))
 
 
-def kueue_order(facts: GpuPoolFacts) -> tuple[bool, str]:
-    """The order Kueue tries a team's flavors in (components.queueing.kueue.flavor_preference): on-demand first."""
-    return (facts.spot, facts.name)
-
-
 def _whole_gpu(facts: GpuPoolFacts) -> bool:
     return facts.mig_slice is None
 
@@ -141,7 +136,7 @@ def _first(
     settings: Settings, team: TeamSettings, keep: Callable[[GpuPoolFacts], bool], units: Callable[[GpuPoolFacts], int]
 ) -> GpuPoolFacts | None:
     candidates = [f for f in settings.pool_facts if keep(f) and _fits(settings, team, f, units(f))]
-    return min(candidates, key=kueue_order, default=None)
+    return min(candidates, key=flavor_preference, default=None)
 
 
 def single_gpu_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
@@ -157,13 +152,13 @@ def inference_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | Non
     """Pools meant for serving (`workload: inference`, never spot) first, then as one-GPU training."""
     serving = {pool.name for pool in settings.gpu_pools if pool.workload == SERVING_ROLE}
     candidates = [f for f in settings.pool_facts if _whole_gpu(f) and _fits(settings, team, f, 1)]
-    return min(candidates, key=lambda f: (f.name not in serving, *kueue_order(f)), default=None)
+    return min(candidates, key=lambda f: (f.name not in serving, *flavor_preference(f)), default=None)
 
 
 def distributed_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
     """The team's whole-GPU pool with the most GPUs per node on which one whole node fits its quota."""
     candidates = [f for f in settings.pool_facts if _whole_gpu(f) and _fits(settings, team, f, f.gpus_per_node)]
-    return min(candidates, key=lambda f: (-f.gpus_per_node, *kueue_order(f)), default=None)
+    return min(candidates, key=lambda f: (-f.gpus_per_node, *flavor_preference(f)), default=None)
 
 
 def gang_nodes(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> int:
