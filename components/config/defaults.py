@@ -56,6 +56,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("nodeOsUpgradeWindow", None, {"dayOfWeek": "Saturday", "startTime": "02:00"}),
     KeySpec("gpuPools", None),
     KeySpec("gpuSoftware", "string", "device-plugin"),
+    KeySpec("trainingOperatorV1", "boolean", False),
     KeySpec("kueue", None, {}),
     KeySpec("teams", None),
     KeySpec("alertEmails", "array"),
@@ -113,6 +114,9 @@ KUEUE: MappingProxyType[str, Any] = MappingProxyType(
         "backoffLimitCount": 5,
         "backoffBaseSeconds": 60,
         "backoffMaxSeconds": 3600,
+        # Admit a gang only once the cluster autoscaler has provisioned its nodes (Kueue's ProvisioningRequest
+        # admission check): off by default, components.queueing and README say what AKS supports.
+        "provisioningRequests": False,
     }
 )
 

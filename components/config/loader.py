@@ -99,6 +99,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         gpu_pools=gpu_pools,
         pool_facts=pool_facts,
         gpu_software=gpu_software,
+        training_operator_v1=n["trainingOperatorV1"].boolean(),
         kueue=read_kueue(n["kueue"]),
         teams=teams,
         monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"]),

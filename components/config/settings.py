@@ -55,6 +55,9 @@ class Settings:
     # Derived facts of every GPU pool, in configuration order (one Kueue flavor each).
     pool_facts: tuple[GpuPoolFacts, ...]
     gpu_software: str
+    # The Kubeflow Training Operator v1 (PyTorchJob, TFJob) beside Trainer v2 (TrainJob), for stacks that still run
+    # v1 jobs; TFJob has no Trainer v2 runtime.
+    training_operator_v1: bool
     kueue: KueueSettings
     teams: tuple[TeamSettings, ...]
     monitoring: MonitoringSettings

@@ -52,6 +52,7 @@ class KueueSettings:
     backoff_limit_count: int
     backoff_base_seconds: int
     backoff_max_seconds: int
+    provisioning_requests: bool
 
 
 def read_kueue(node: ConfigNode) -> KueueSettings:
@@ -72,6 +73,7 @@ def read_kueue(node: ConfigNode) -> KueueSettings:
         .integer(minimum=0, maximum=100),
         backoff_base_seconds=base,
         backoff_max_seconds=maximum,
+        provisioning_requests=f["provisioningRequests"].or_default(default["provisioningRequests"]).boolean(),
     )
 
 

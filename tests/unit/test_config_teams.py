@@ -382,6 +382,7 @@ def test_kueue_defaults() -> None:
         backoff_limit_count=5,
         backoff_base_seconds=60,
         backoff_max_seconds=3600,
+        provisioning_requests=False,
     )
 
 
@@ -392,8 +393,16 @@ def test_kueue_values_are_read() -> None:
         "backoffLimitCount": 0,
         "backoffBaseSeconds": 30,
         "backoffMaxSeconds": 30,  # equal to the base is allowed
+        "provisioningRequests": True,
     }
-    assert load_settings(dev_raw(kueue=kueue)).kueue == KueueSettings("research", "1h", 0, 30, 30)
+    assert load_settings(dev_raw(kueue=kueue)).kueue == KueueSettings("research", "1h", 0, 30, 30, True)
+
+
+def test_training_operator_v1_is_off_for_new_stacks_and_kept_by_the_existing_ones() -> None:
+    assert load_settings(dev_raw()).training_operator_v1 is False
+    assert load_settings(dev_raw(trainingOperatorV1=True)).training_operator_v1 is True
+    for stack in ("dev", "prod"):
+        assert load_settings(engine_raw(load_stack_config(stack))).training_operator_v1 is True
 
 
 def test_team_defaults() -> None:
