@@ -1,10 +1,16 @@
-"""The training domain (`aks-mlops:training`): the Kubeflow Training Operator v1 (PyTorchJob, TFJob), pinned.
+"""The training domain (`aks-mlops:training`): Kubeflow Trainer v2 with the platform's training runtimes, and the
+Kubeflow Training Operator v1 (PyTorchJob, TFJob) for stacks that still run v1 jobs; every version pinned.
 
-Teams submit `kubeflow.org/v1` jobs but never install cluster-wide CRDs themselves. The upstream
-kustomization sets no tolerations, and every node of this cluster is tainted (System pool:
-CriticalAddonsOnly, GPU pools: their GPU taints), so a transform places the operator on the System
-pool like the platform's other controllers; without it the operator (and its `failurePolicy: Fail`
-webhook) would never run and every PyTorchJob create would be refused.
+Teams submit jobs but never install cluster-wide CRDs or runtimes themselves. Every node of this cluster is tainted
+(System pool: CriticalAddonsOnly, GPU pools: their GPU taints), so the controllers are placed on the System pool like
+the platform's other controllers: without that, the Trainer, JobSet and the v1 operator would never run, and their
+`failurePolicy: Fail` webhooks would refuse every job.
+
+* `KubeflowTrainer`: the pinned `kubeflow-trainer` chart (its CRDs, controller and webhooks, and the JobSet it
+  brings as its dependency) in `kubeflow-system`, then the platform's ClusterTrainingRuntimes, which carry the
+  platform's pod defaults so a TrainJob states only what is its own (image, command, nodes, resources).
+* `TrainingOperator`: the v1 operator's pinned kustomization in `kubeflow`; its upstream manifests set no
+  tolerations, so a transform places its Deployment.
 """
 
 from __future__ import annotations
@@ -17,8 +23,256 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base.component import PlatformComponent
+from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
+from components.config.settings import Settings
+from components.config.storage import StorageSettings
+from components.core.naming import (
+    CHECKPOINTS_CLAIM,
+    DATASETS_CLAIM,
+    KUBEFLOW_TRAINER_NAMESPACE,
+    TRAINING_PRIORITY,
+    WORKLOAD_SERVICE_ACCOUNT,
+)
 from components.core.placement import system_placement
-from components.core.versions import TRAINING_OPERATOR_KUSTOMIZATION
+from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP, TRAINER_DIR
+from components.core.training_pods import (
+    CHECKPOINTS_MOUNT,
+    DATASETS_MOUNT,
+    NCCL_ENVIRONMENT,
+    SHM_MOUNT,
+    SHM_VOLUME,
+    TORCH_DISTRIBUTED_RUNTIME,
+    TRAINER_API_VERSION,
+    TRAINER_NODE,
+    WORKLOAD_IDENTITY_LABEL,
+)
+from components.core.versions import KUBEFLOW_TRAINER, TRAINING_OPERATOR_KUSTOMIZATION
+
+Manifest = dict[str, Any]
+
+# --- Kubeflow Trainer v2: chart values ---------------------------------------------------------------------------
+
+# Replicas of the Trainer's and JobSet's controllers: both serve `failurePolicy: Fail` webhooks (every TrainJob and
+# JobSet create goes through them), so one replica may be drained while the other serves; leader election (on by
+# default in both charts) keeps one reconciler active.
+CONTROLLER_REPLICAS = 2
+
+
+def trainer_values(placement: dict[str, Any]) -> dict[str, Any]:
+    """Values of the kubeflow-trainer 2.3.0 chart. Keys as charts/kubeflow-trainer/values.yaml at v2.3.0 declares
+    them, and for the JobSet subchart (values under `jobset`) charts/jobset/values.yaml at jobset v0.12.0."""
+    return {
+        # Since 2.3 the Trainer CRDs are chart templates (charts/kubeflow-trainer/templates/crd/, behind
+        # `crds.enabled`): Helm installs and upgrades them with the release, and the release waits for them.
+        "crds": {"enabled": True},
+        "manager": {**copy.deepcopy(placement), "replicas": CONTROLLER_REPLICAS},
+        # The chart's default, stated: a TrainJob or runtime the webhook cannot check is refused, not let through.
+        "webhook": {"failurePolicy": "Fail"},
+        # JobSet comes with the chart (Chart.yaml: dependency jobset 0.12.0, condition `jobset.install`), its
+        # controller on the System pool too (the subchart's `controller.nodeSelector` and `controller.tolerations`).
+        "jobset": {
+            "install": True,
+            "controller": {
+                **copy.deepcopy(placement),
+                "replicas": CONTROLLER_REPLICAS,
+                "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
+            },
+        },
+        # The platform registers its own ClusterTrainingRuntimes (below) instead of the chart's examples, so the
+        # chart's runtime installer (a post-install hook Job fetching kubectl at run time) never runs.
+        "runtimes": {"defaultEnabled": False},
+        # No data cache (it would install LeaderWorkerSet as well).
+        "dataCache": {"enabled": False},
+    }
+
+
+# --- Kubeflow Trainer v2: the platform's ClusterTrainingRuntimes -------------------------------------------------
+
+# Labels the Trainer reads on a runtime (kubeflow/trainer v2.3.0 pkg/constants): the framework of a runtime, and
+# the step a replicated job is (the trainer step gets the TrainJob's numNodes, image, command and resources).
+FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+ANCESTOR_TRAINER = "trainer"
+# Restarts of the whole gang (every node together, resuming from the newest checkpoint) before the TrainJob fails.
+MAX_RESTARTS = 3
+
+
+@dataclass(frozen=True)
+class TrainingPodDefaults:
+    """What every pod of the platform's runtimes gets from the stack's settings."""
+
+    # The image the trainer runs unless the TrainJob names its own (`workloads.image`).
+    image: str
+    # The autoscaler's maxGracefulTerminationSec: it waits no longer for a pod when it drains a node.
+    termination_grace_seconds: int
+    # The owner of the files on the checkpoints share: pods run as it.
+    storage: StorageSettings
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TrainingPodDefaults:
+        return cls(
+            image=settings.workloads.image,
+            termination_grace_seconds=int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
+            storage=settings.storage,
+        )
+
+
+def runtime_pod_template(defaults: TrainingPodDefaults) -> dict[str, Any]:
+    """The pod of a runtime's trainer step, as the platform's conventions want every training pod: the team's
+    ServiceAccount and identity, the claims every team namespace has (referred to by name), memory-backed /dev/shm,
+    the platform's entrypoint at /app, NCCL over the pod network, the storage owner, and a grace period the
+    autoscaler honours. No resources (the TrainJob's resourcesPerNode) and no node selector: Kueue adds the admitted
+    flavor's node selector and tolerations to the TrainJob's runtime patches on admission."""
+    container = {
+        "name": TRAINER_NODE,
+        "image": defaults.image,
+        "imagePullPolicy": "IfNotPresent",
+        "env": [{"name": name, "value": value} for name, value in NCCL_ENVIRONMENT.items()],
+        "volumeMounts": [
+            {"name": DATASETS_CLAIM, "mountPath": DATASETS_MOUNT, "readOnly": True},
+            {"name": CHECKPOINTS_CLAIM, "mountPath": CHECKPOINTS_MOUNT},
+            {"name": SHM_VOLUME, "mountPath": SHM_MOUNT},
+            {"name": TRAINER_CONFIG_MAP, "mountPath": TRAINER_DIR, "readOnly": True},
+        ],
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
+    spec = {
+        # Failed pods are not restarted in place: the Job's podFailurePolicy decides (below).
+        "restartPolicy": "Never",
+        "serviceAccountName": WORKLOAD_SERVICE_ACCOUNT,
+        "priorityClassName": TRAINING_PRIORITY,
+        "terminationGracePeriodSeconds": defaults.termination_grace_seconds,
+        "securityContext": {
+            "runAsUser": defaults.storage.uid,
+            "runAsGroup": defaults.storage.gid,
+            "fsGroup": defaults.storage.gid,
+            # Never walk a multi-terabyte volume to change group ownership on every mount.
+            "fsGroupChangePolicy": "OnRootMismatch",
+            "runAsNonRoot": True,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+        "volumes": [
+            {"name": DATASETS_CLAIM, "persistentVolumeClaim": {"claimName": DATASETS_CLAIM, "readOnly": True}},
+            {"name": CHECKPOINTS_CLAIM, "persistentVolumeClaim": {"claimName": CHECKPOINTS_CLAIM}},
+            # NCCL and DataLoader workers exchange tensors here; tmpfs pages count against the memory limit of
+            # resourcesPerNode, which therefore bounds it.
+            {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}},
+            {"name": TRAINER_CONFIG_MAP, "configMap": {"name": TRAINER_CONFIG_MAP}},
+        ],
+    }
+    return {"metadata": {"labels": {WORKLOAD_IDENTITY_LABEL: "true"}}, "spec": spec}
+
+
+def torch_distributed_runtime(defaults: TrainingPodDefaults) -> Manifest:
+    """`torch-distributed`: whole-GPU, multi-node PyTorch with torchrun, in the shape of the upstream runtime
+    (kubeflow/trainer v2.3.0 manifests/base/runtimes/torch_distributed.yaml: mlPolicy numNodes 1 and `torch: {}`,
+    one replicated job `node` of the trainer step with a container `node`). The Trainer sets torchrun's rendezvous
+    in that container's environment (PET_NNODES, PET_NPROC_PER_NODE from the TrainJob's numProcPerNode, `auto` by
+    default: one process per GPU, PET_NODE_RANK, PET_MASTER_ADDR/PORT).
+
+    Failures as the platform's reference Job handles them: evictions, preemptions and drains (DisruptionTarget)
+    replace the pod without counting; the entrypoint's non-retriable exit code fails the TrainJob at once; any other
+    failure restarts the whole gang (torchrun's ranks cannot continue without a peer) up to MAX_RESTARTS times.
+
+    The runtime carries no Kueue label: the queue and priority labels belong on each TrainJob, where Kueue's
+    TrainJob integration reads them, and the runtime's JobSet labels are copied onto every JobSet it creates."""
+    job_spec = {
+        "backoffLimit": 0,
+        # A replacement starts only once the old pod is gone: one writer of the checkpoints at a time.
+        "podReplacementPolicy": "Failed",
+        "podFailurePolicy": {
+            "rules": [
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+                {
+                    "action": "FailJob",
+                    "onExitCodes": {
+                        "containerName": TRAINER_NODE,
+                        "operator": "In",
+                        "values": [NON_RETRIABLE_EXIT_CODE],
+                    },
+                },
+            ]
+        },
+        "template": runtime_pod_template(defaults),
+    }
+    return {
+        "apiVersion": TRAINER_API_VERSION,
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": TORCH_DISTRIBUTED_RUNTIME, "labels": {FRAMEWORK_LABEL: "torch"}},
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "torch": {}},
+            "template": {
+                "spec": {
+                    "failurePolicy": {
+                        "maxRestarts": MAX_RESTARTS,
+                        "rules": [
+                            # A Job failed by its podFailurePolicy (the non-retriable exit code): no restart helps.
+                            {
+                                "name": "FailOnNonRetriableExit",
+                                "action": "FailJobSet",
+                                "onJobFailureReasons": ["PodFailurePolicy"],
+                            }
+                        ],
+                    },
+                    "replicatedJobs": [
+                        {
+                            "name": TRAINER_NODE,
+                            # The Trainer's webhook accepts one Job per step (pkg/webhooks/trainingruntime_webhook.go):
+                            # numNodes sets that Job's parallelism and completions.
+                            "replicas": 1,
+                            "template": {"metadata": {"labels": {ANCESTOR_LABEL: ANCESTOR_TRAINER}}, "spec": job_spec},
+                        }
+                    ],
+                }
+            },
+        },
+    }
+
+
+def cluster_training_runtimes(defaults: TrainingPodDefaults) -> list[Manifest]:
+    """Every ClusterTrainingRuntime the platform installs."""
+    return [torch_distributed_runtime(defaults)]
+
+
+@dataclass(frozen=True)
+class KubeflowTrainerArgs:
+    pods: TrainingPodDefaults
+    provider: pulumi.ProviderResource
+
+
+class KubeflowTrainer(PlatformComponent):
+    """Kubeflow Trainer v2 (and the JobSet it brings) in namespace `kubeflow-system`, then the platform's
+    ClusterTrainingRuntimes."""
+
+    TYPE = "aks-mlops:training:KubeflowTrainer"
+
+    install: k8s.helm.v3.Release
+    runtimes: list[pulumi.CustomResource]
+
+    def __init__(self, name: str, args: KubeflowTrainerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(name, opts)
+        kube = self.child(provider=args.provider)
+        namespace = apply_manifest(f"{name}-namespace", namespace_manifest(KUBEFLOW_TRAINER_NAMESPACE), kube)
+        # The release completes only when Helm's wait says the CRDs, both controllers and their webhooks are ready,
+        # so the runtimes (checked by the Trainer's webhook) and Kueue (its TrainJob and JobSet integrations) start
+        # against a working install.
+        self.install = helm_release(
+            f"{name}-release",
+            KUBEFLOW_TRAINER,
+            KUBEFLOW_TRAINER_NAMESPACE,
+            trainer_values(system_placement()),
+            self.child(provider=args.provider, depends_on=[namespace]),
+        )
+        after_install = self.child(provider=args.provider, depends_on=[self.install])
+        self.runtimes = [
+            apply_manifest(f"{name}-runtime-{manifest['metadata']['name']}", manifest, after_install)
+            for manifest in cluster_training_runtimes(args.pods)
+        ]
+        self.register_outputs({"release": self.install.name})
+
+
+# --- Kubeflow Training Operator v1 -------------------------------------------------------------------------------
 
 OPERATOR_DEPLOYMENT = "training-operator"
 

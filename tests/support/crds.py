@@ -36,6 +36,7 @@ import jsonschema
 import pytest
 import yaml
 
+from components.core.versions import KUBEFLOW_TRAINER, KUBEFLOW_TRAINER_JOBSET
 from offline.engine import PROJECT_DIR
 
 Manifest = dict[str, Any]
@@ -70,6 +71,34 @@ def _kueue(plural: str, sha256: str) -> CrdFile:
     )
 
 
+# Kubeflow Trainer and the JobSet its chart brings, at the versions the platform pins (components.core.versions):
+# bumping a version there makes these URLs name the new tag, whose files fail the pinned digests until updated.
+TRAINER_TAG = f"v{KUBEFLOW_TRAINER.version}"
+_TRAINER_CRDS = f"https://raw.githubusercontent.com/kubeflow/trainer/{TRAINER_TAG}/manifests/base/crds"
+JOBSET_TAG = f"v{KUBEFLOW_TRAINER_JOBSET.version}"
+_JOBSET_BASES = f"https://raw.githubusercontent.com/kubernetes-sigs/jobset/{JOBSET_TAG}/config/components/crd/bases"
+
+
+def _trainer(plural: str, sha256: str) -> CrdFile:
+    # manifests/base/crds/ holds the plain CRD files; the chart's copies (charts/kubeflow-trainer/templates/crd/)
+    # are Helm templates wrapped in `{{- if .Values.crds.enabled }}`, not YAML.
+    return CrdFile(
+        name=f"kubeflow-trainer/{plural}",
+        url=f"{_TRAINER_CRDS}/trainer.kubeflow.org_{plural}.yaml",
+        sha256=sha256,
+        shared_path=f"kubeflow-trainer-{TRAINER_TAG}/{plural}.yaml",
+    )
+
+
+def _jobset(plural: str, sha256: str) -> CrdFile:
+    return CrdFile(
+        name=f"jobset/{plural}",
+        url=f"{_JOBSET_BASES}/jobset.x-k8s.io_{plural}.yaml",
+        sha256=sha256,
+        shared_path=f"jobset-{JOBSET_TAG}/{plural}.yaml",
+    )
+
+
 # The digests are those of the files published at the tag (identical to the ../shared copies). A new
 # release means new URLs and new digests here, never an unpinned fetch.
 CRD_FILES: dict[str, CrdFile] = {
@@ -83,6 +112,10 @@ CRD_FILES: dict[str, CrdFile] = {
         _kueue("resourceflavors", "19e339c47e9ca3fa2c9eeddd27715a512f765c4794ed859733408a9715720173"),
         _kueue("topologies", "f703575d3bb64d26f6e839f831e01646367ed41a89b3abf163f8e842ca1c4d2b"),
         _kueue("workloadpriorityclasses", "0b755726aab05b8def9a53ee15b201eed3846bcffd1ff5528fed123f4ae03519"),
+        _trainer("clustertrainingruntimes", "ec84dc3388fcdbe8c61d3c247a773d14458dd9438e995bea8e50d2a18080eef9"),
+        _trainer("trainingruntimes", "69b8dbdf60a18e28cddcc2b8dfc4ce72a943e14b531b9389d593118faee4919f"),
+        _trainer("trainjobs", "a742cafc5b5582640c7e0b7467c024fc237256fbca5ba0a9f0531dfb66d64416"),
+        _jobset("jobsets", "d022b87624512cf0b6741b31b24a2bea9945b5a838b50713af29332c878bb6fe"),
     )
 }
 
@@ -208,6 +241,23 @@ def strict(schema: Any) -> Any:
     return node
 
 
+_RE2_LEADING_FLAGS = re.compile(r"\A\^(\(\?[a-zA-Z]+\))")
+
+
+def python_patterns(schema: Any) -> Any:
+    """A copy of a schema whose `pattern`s Python's `re` accepts. CRDs carry RE2 (Go) patterns, which allow inline
+    flags after the anchor (`^(?i)[a-z]...`, the AdmissionCheck's parameters.kind); Python wants global flags at
+    the very start, so `^(?i)` becomes the equivalent `(?i)^`."""
+    if isinstance(schema, dict):
+        node = {key: python_patterns(value) for key, value in schema.items()}
+        if isinstance(node.get("pattern"), str):
+            node["pattern"] = _RE2_LEADING_FLAGS.sub(r"\1^", node["pattern"], count=1)
+        return node
+    if isinstance(schema, list):
+        return [python_patterns(item) for item in schema]
+    return schema
+
+
 def crd_version(crd_name: str, kind: str, api_version: str) -> dict[str, Any]:
     """The `spec.versions` entry of CRD file `crd_name` for `apiVersion`, checked to define `kind` in that group."""
     group, _, version = api_version.partition("/")
@@ -222,7 +272,7 @@ def crd_version(crd_name: str, kind: str, api_version: str) -> dict[str, Any]:
 @functools.cache
 def _validator(crd_name: str, kind: str, api_version: str, strict_mode: bool) -> jsonschema.Draft7Validator:
     # Built once per (file, version, mode): strict copies of large CRDs take a while to check.
-    schema = copy.deepcopy(crd_version(crd_name, kind, api_version)["schema"]["openAPIV3Schema"])
+    schema = python_patterns(copy.deepcopy(crd_version(crd_name, kind, api_version)["schema"]["openAPIV3Schema"]))
     # Objects the program writes carry no status; a status here would be a bug the server ignores.
     schema["properties"].pop("status", None)
     if strict_mode:

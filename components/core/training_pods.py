@@ -1,0 +1,33 @@
+"""What every training pod of the platform looks like, wherever it is written: the ClusterTrainingRuntimes the
+platform installs (`components.training`) and the reference workloads teams copy (`components.workloads.reference`).
+
+Both build pods from these facts (mount paths, the NCCL environment, the workload identity label, the runtime and
+container names Kubeflow Trainer expects), so a TrainJob on the platform's runtime and a hand-written PyTorchJob
+cannot disagree on where the data is or how NCCL talks.
+"""
+
+from __future__ import annotations
+
+# Where the team's claims and the shared memory are mounted (README, "Using the platform").
+DATASETS_MOUNT = "/data"
+CHECKPOINTS_MOUNT = "/checkpoints"
+SHM_MOUNT = "/dev/shm"
+SHM_VOLUME = "dshm"
+# Azure Workload Identity's webhook projects the token of the ServiceAccount's identity into pods with this label.
+WORKLOAD_IDENTITY_LABEL = "azure.workload.identity/use"
+# NCCL over the pod network (the AKS nodes' primary interface), errors surfaced instead of hanging collectives.
+NCCL_ENVIRONMENT = {
+    "NCCL_DEBUG": "WARN",
+    "NCCL_SOCKET_IFNAME": "eth0",
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+}
+
+# Kubeflow Trainer v2: the ClusterTrainingRuntime of whole-GPU, multi-node PyTorch (torchrun) the platform installs,
+# which TrainJobs name in spec.runtimeRef.
+TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
+TORCH_DISTRIBUTED_RUNTIME = "torch-distributed"
+# The runtime's replicated job and its container that the Trainer treats as the training nodes: it scales the job
+# to the TrainJob's numNodes, gives the container the TrainJob's image, command and resourcesPerNode and the
+# torchrun environment (PET_*). kubeflow/trainer v2.3.0 pkg/constants (Node = "node") and
+# pkg/runtime/framework/plugins/jobset/builder.go.
+TRAINER_NODE = "node"
