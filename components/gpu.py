@@ -65,8 +65,10 @@ def gpu_operator_values(pools: Sequence[GpuPoolFacts], mig_strategy: str) -> dic
     tolerations = gpu_tolerations(pools)
     placement = system_placement()
     return {
-        # The pools run with gpu_profile.driver = None: the operator installs driver and toolkit.
-        "driver": {"enabled": True},
+        # The pools run with gpu_profile.driver = None: the operator installs driver and toolkit. With InfiniBand
+        # pools it also loads nvidia-peermem (`driver.rdma`), GPUDirect RDMA's module, against the DOCA-OFED driver
+        # the Network Operator installs (components.network; Azure/aks-rdma-infiniband configs/values/gpu-operator).
+        "driver": {"enabled": True, **({"rdma": {"enabled": True}} if any(p.infiniband for p in pools) else {})},
         # AKS keeps a version 2 containerd config; the toolkit must edit that file rather than a
         # `containerd config dump`, or containerd 2.x refuses the drop-in and the node goes NotReady.
         "toolkit": {"enabled": True, "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]},

@@ -21,6 +21,12 @@ again next to its rows):
   https://docs.nvidia.com/datacenter/tesla/mig-user-guide/ (slice names and how many instances
   of each fit one GPU, per GPU product).
 
+InfiniBand (`VmSize.infiniband`): the four RDMA-capable ND sizes. Their size pages say "Each GPU within the VM is
+provided with its own dedicated, topology-agnostic 200 Gb/s NVIDIA Mellanox HDR InfiniBand connection" (ND A100 v4,
+NDm A100 v4) or "... 400 Gb/s NVIDIA Quantum-2 CX7 InfiniBand connection" (ND H100 v5, ND H200 v5), and "These
+connections are automatically configured between VMs occupying the same virtual machine scale set, and support
+GPUDirect RDMA": on AKS, between the nodes of one node pool (one scale set).
+
 Memory is listed as the size pages list it: the pages label the column GB on some series and
 GiB on others, while the host-specification tables give the same numbers in GiB.
 """
@@ -61,6 +67,9 @@ class VmSize:
     gpu_count: int
     gpu_memory_gib: int
     mig_profiles: tuple[MigProfile, ...] = ()
+    # A dedicated InfiniBand link per GPU (GPUDirect RDMA) to the other VMs of the same scale set, i.e. of the same
+    # AKS node pool: the RDMA-capable ND sizes (the "r" of their names), per their size pages.
+    infiniband: bool = False
 
     @property
     def is_gpu(self) -> bool:
@@ -105,10 +114,12 @@ def _gpu_sizes(
     gpu_memory_gib: int,
     mig_profiles: tuple[MigProfile, ...],
     rows: Iterable[tuple[str, int, int, int]],
+    *,
+    infiniband: bool = False,
 ) -> list[VmSize]:
     """Sizes of one GPU series; each row is (name, vCPUs, memory GiB, GPUs)."""
     return [
-        VmSize(name, series, vcpus, memory, gpu_model, gpus, gpu_memory_gib, mig_profiles)
+        VmSize(name, series, vcpus, memory, gpu_model, gpus, gpu_memory_gib, mig_profiles, infiniband)
         for name, vcpus, memory, gpus in rows
     ]
 
@@ -176,6 +187,7 @@ _SIZES: list[VmSize] = [
         [
             ("Standard_ND96asr_v4", 96, 900, 8),
         ],
+        infiniband=True,
     ),
     # NDm_A100_v4 (A100 80GB, NVLink 3.0). Learn lists 1,900 GiB of memory (some SKU-derived tables
     # show 1,800); the page is the cited source:
@@ -188,6 +200,7 @@ _SIZES: list[VmSize] = [
         [
             ("Standard_ND96amsr_A100_v4", 96, 1900, 8),
         ],
+        infiniband=True,
     ),
     # NCads_H100_v5 (H100 NVL, a 94GB PCIe card):
     # https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ncadsh100v5-series
@@ -211,6 +224,7 @@ _SIZES: list[VmSize] = [
         [
             ("Standard_ND96isr_H100_v5", 96, 1900, 8),
         ],
+        infiniband=True,
     ),
     # ND_H200_v5 (H200 141GB; the page lists 1,128 GB of GPU memory for 8 GPUs). The AKS MIG article
     # names H200 among the sizes it can partition:
@@ -223,6 +237,7 @@ _SIZES: list[VmSize] = [
         [
             ("Standard_ND96isr_H200_v5", 96, 1850, 8),
         ],
+        infiniband=True,
     ),
     # General purpose, for the System pool (CoreDNS, metrics-server, konnectivity and other add-ons).
     # Ddsv5: https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/ddsv5-series

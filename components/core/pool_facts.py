@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from components.core.catalog import VmSize
+from components.core.fabric import RDMA_RESOURCE, topology_levels
 from components.core.scheduling import SPOT_LABEL, SPOT_TAINT, Taint
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
@@ -42,6 +43,8 @@ class PoolShape(Protocol):
     def labels(self) -> Mapping[str, str]: ...
     @property
     def taints(self) -> tuple[Taint, ...]: ...
+    @property
+    def zones(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,13 @@ class GpuPoolFacts:
     mig_slice: str | None
     # Spot VMs: evictable at any time; jobs land here only if they ask (see queueing).
     spot: bool = False
+    # Availability zones of the pool (empty: no zones).
+    zones: tuple[str, ...] = ()
+    # InfiniBand between the pool's nodes (the VM size has it), and the RDMA resource the pods then ask for.
+    infiniband: bool = False
+    rdma_resource: str | None = None
+    # A multi-node pool's topology levels (components.core.fabric.topology_levels); empty for other pools.
+    topology_levels: tuple[str, ...] = ()
 
     @property
     def capacity_at_max(self) -> int:
@@ -75,6 +85,11 @@ class GpuPoolFacts:
     @property
     def physical_gpus_at_max(self) -> int:
         return self.gpus_per_node * self.max_nodes
+
+    @property
+    def multi_node(self) -> bool:
+        """Whole GPUs on more than one node at max scale: where one job can span nodes."""
+        return is_multi_node(self.mig_slice, self.max_nodes)
 
     def summary(self) -> dict[str, str | int]:
         """What an operator wants to know of the pool (the `nodePools` stack output)."""
@@ -99,6 +114,10 @@ def flavor_preference(facts: GpuPoolFacts) -> tuple[bool, str]:
     """The order Kueue tries a team's flavors in: on-demand pools before spot pools, then by name. Never the
     order of `gpuPools`, which Pulumi's CLI does not even keep for objects such as `gpuQuota`."""
     return (facts.spot, facts.name)
+
+
+def is_multi_node(mig_slice: str | None, max_nodes: int) -> bool:
+    return mig_slice is None and max_nodes > 1
 
 
 def mig_config_name(mig_slice: str) -> str:
@@ -145,4 +164,8 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         max_nodes=pool.max_count,
         mig_slice=mig_slice,
         spot=pool.spot,
+        zones=tuple(pool.zones),
+        infiniband=pool.vm.infiniband,
+        rdma_resource=RDMA_RESOURCE if pool.vm.infiniband else None,
+        topology_levels=topology_levels(pool.zones) if is_multi_node(mig_slice, pool.max_count) else (),
     )

@@ -18,7 +18,18 @@ from offline.engine import PROJECT_DIR
 
 COMPONENTS = PROJECT_DIR / "components"
 LAYERS = ("core", "config", "base")
-DOMAINS = ("cluster", "compute", "gpu", "training", "queueing", "storage", "teams", "monitoring", "workloads")
+DOMAINS = (
+    "cluster",
+    "compute",
+    "gpu",
+    "network",
+    "training",
+    "queueing",
+    "storage",
+    "teams",
+    "monitoring",
+    "workloads",
+)
 # What each layer may import from the project, besides itself.
 ALLOWED = {"core": set(), "config": {"core"}, "base": {"core"}}
 RESOURCE_SDKS = ("pulumi_azure_native", "pulumi_kubernetes")

@@ -1,0 +1,100 @@
+"""How the nodes of a pool sit in the network: the labels AKS puts on them, the topology levels they form, and the
+RDMA resource of InfiniBand pools.
+
+Sources, checked for this module (README, "Multi-node training: topology and InfiniBand"):
+
+* Node labels: Microsoft Learn, "Use labels in an AKS cluster", table "Reserved system labels"
+  (https://learn.microsoft.com/azure/aks/use-labels; MicrosoftDocs/azure-aks-docs articles/aks/use-labels.md). The
+  legacy `agentpool` label is listed there as deprecated in favour of `kubernetes.azure.com/agentpool`, and AKS still
+  sets it (the platform's flavors and DaemonSet affinities select it). No reserved label names a placement group, an
+  InfiniBand fabric or a rack: the only placement label is `kubernetes.azure.com/ppg`, and only on pools created in a
+  proximity placement group. InfiniBand locality labels such as `ib/torset` come from a user-run labeler
+  (Azure/ai-infrastructure-on-azure utilities/aks/torset_labeler), not from AKS, and a node the autoscaler adds has
+  none until it runs again, so topology levels never use them.
+* The InfiniBand fabric: the ND size pages say the InfiniBand links "are automatically configured between VMs
+  occupying the same virtual machine scale set", and an AKS node pool is one scale set; AKS's `AKSInfinibandSupport`
+  feature exists "to ensure that the machines in the node pool land on the same physical Infiniband network"
+  (AKS docs use-amd-gpus.md; Azure/aks-rdma-infiniband getting-started/prerequisites). So one pool = one fabric.
+* Zones: on a pool with availability zones, `topology.kubernetes.io/zone` is `<region>-<zone>`; on a pool without
+  zones AKS puts the fault domain number there (`0`, `1`, ...), which says nothing about network distance.
+* The RDMA resource: NVIDIA's RDMA shared device plugin, deployed by the Network Operator's NicClusterPolicy as the
+  Azure guidance configures it (Azure/aks-rdma-infiniband configs/nicclusterpolicy/rdma-shared-device-plugin):
+  resource `shared_ib` under the plugin's default prefix `rdma`, 63 pods per node sharing all InfiniBand HCAs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
+LEGACY_AGENTPOOL_LABEL = "agentpool"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+
+# The labels AKS sets itself on every node of every agent pool (the reserved labels without a condition: the spot,
+# proximity-placement-group, FIPS and accelerator labels appear only on some pools), plus the legacy `agentpool`.
+# The policy pack holds a copy (policies/aks_mlops_policies/props.py), kept equal to this by a test.
+AKS_NODE_LABELS: tuple[str, ...] = (
+    AGENTPOOL_LABEL,
+    LEGACY_AGENTPOOL_LABEL,
+    "kubernetes.io/arch",
+    "kubernetes.io/os",
+    "node.kubernetes.io/instance-type",
+    REGION_LABEL,
+    ZONE_LABEL,
+    "kubernetes.azure.com/cluster",
+    "kubernetes.azure.com/managedby",
+    "kubernetes.azure.com/mode",
+    "kubernetes.azure.com/role",
+    HOSTNAME_LABEL,
+    "kubernetes.azure.com/storageprofile",
+    "kubernetes.azure.com/storagetier",
+    "kubernetes.azure.com/node-image-version",
+    "kubernetes.azure.com/os-sku",
+    "kubernetes.azure.com/sku-cpu",
+    "kubernetes.azure.com/sku-memory",
+    "kubernetes.azure.com/nodepool-type",
+)
+
+# The RDMA shared device plugin's resource: every pod of an InfiniBand pool that talks over InfiniBand asks for one.
+RDMA_RESOURCE_PREFIX = "rdma/"
+RDMA_SHARED_RESOURCE_NAME = "shared_ib"
+RDMA_RESOURCE = f"{RDMA_RESOURCE_PREFIX}{RDMA_SHARED_RESOURCE_NAME}"
+# Pods per node that may hold the resource at once (the plugin's rdmaHcaMax, as the Azure guidance sets it): not
+# scarce, a node's GPUs run out long before.
+RDMA_PODS_PER_NODE = 63
+
+
+def topology_levels(zones: Sequence[str]) -> tuple[str, ...]:
+    """The Kueue topology levels of a multi-node pool's nodes, outermost first and the node last (Kueue's rule: the
+    hostname level, if any, is the lowest), from labels AKS itself sets on them.
+
+    A pool spanning several zones: zone, then node. A pool in one zone or without zones: the pool, then node: the
+    pool is its own network domain (one scale set, and on InfiniBand sizes one fabric), and a non-zonal pool's zone
+    label holds fault domains, not zones."""
+    outer = ZONE_LABEL if len(set(zones)) > 1 else AGENTPOOL_LABEL
+    return (outer, HOSTNAME_LABEL)
+
+
+# NCCL over InfiniBand, added to a multi-node job's NCCL environment on an InfiniBand pool. The bootstrap stays on the
+# pod network (NCCL_SOCKET_IFNAME=eth0); the data goes over the HCAs the RDMA device plugin hands the pod.
+NCCL_INFINIBAND_ENVIRONMENT = {
+    # Use the InfiniBand transport (Azure/aks-rdma-infiniband tests/scenarios/k8s/values.yaml: "Force NCCL to use
+    # Infiniband").
+    "NCCL_IB_DISABLE": "0",
+    # The HCAs to use, by name prefix: the pod gets only InfiniBand-link ports (the plugin's `linkTypes` selector), so
+    # every mlx5 device it sees is one of the node's InfiniBand HCAs.
+    "NCCL_IB_HCA": "mlx5",
+    # GPUDirect RDMA whatever the PCI distance between GPU and HCA reported inside the VM (the same guidance's
+    # NCCL_NET_GDR_LEVEL=SYS).
+    "NCCL_NET_GDR_LEVEL": "SYS",
+    # ND H100 v5 tuning of Azure's AKS NCCL test (Azure/ai-infrastructure-on-azure
+    # infrastructure_validations/aks/NCCL/helm/nccl-test/values.yaml).
+    "NCCL_IB_PCI_RELAXED_ORDERING": "1",
+}
+
+
+def infiniband_environment(rdma_resource: str | None) -> dict[str, str]:
+    """The NCCL variables a multi-node job adds on a pool whose pods get `rdma_resource` (none without one)."""
+    return dict(NCCL_INFINIBAND_ENVIRONMENT) if rdma_resource else {}
