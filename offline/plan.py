@@ -18,7 +18,11 @@ from typing import Any
 import yaml
 
 from components.config.settings import Settings
+from components.core.pool_facts import GpuPoolFacts
 from components.core.quotas import borrowing_headroom
+from components.queueing.kueue import kueue_custom_resources
+from components.queueing.topology import POOL_LABEL
+from components.workloads.nccl import nccl_allreduce_jobs
 from components.workloads.reference import reference_workloads
 from offline.cost import cost, render_cost
 from offline.create_time import modeled_create_time, render_create_time
@@ -105,6 +109,56 @@ def helm_releases(run: ProgramRun) -> dict[str, dict[str, Any]]:
 
 
 @dataclass(frozen=True)
+class Gang:
+    """The largest gang one job of a team can be admitted with on a flavor: units of the pool's GPU resource (GPUs
+    or MIG slices), and how they fill the pool's nodes: whole nodes, plus units on one more node."""
+
+    units: int
+    whole_nodes: int
+    extra_units: int
+
+    def describe(self, units_per_node: int) -> str:
+        """`16 = 2 nodes x 8`, `12 = 1 node x 8 + 4`, or `3 on 1 node`."""
+        if not self.whole_nodes:
+            return f"{self.units} on 1 node"
+        nodes = f"{self.whole_nodes} node{'' if self.whole_nodes == 1 else 's'} x {units_per_node}"
+        return f"{self.units} = {nodes}" + (f" + {self.extra_units}" if self.extra_units else "")
+
+
+def largest_gang(nominal: int, borrowable: int, facts: GpuPoolFacts) -> Gang:
+    """Kueue admits a workload only whole, within the team's nominal quota plus what it can borrow from the cohort,
+    and never beyond the pool at max scale."""
+    units = min(nominal + borrowable, facts.capacity_at_max)
+    return Gang(units, units // facts.resources_per_node, units % facts.resources_per_node)
+
+
+@dataclass(frozen=True)
+class FlavorTopology:
+    """A flavor's topology levels (node labels, outermost first) and whether Kueue admits by them."""
+
+    levels: list[str]
+    # The ResourceFlavor names the Topology in `topologyName`: gangs asking for a topology are placed by it. Otherwise
+    # the Topology only describes the pool (components.queueing.topology says why no flavor references one yet).
+    in_admission: bool
+
+
+def flavor_topologies(settings: Settings) -> dict[str, FlavorTopology]:
+    """Per GPU flavor, the levels of its pool's Topology, from the Kueue objects the program builds for these
+    settings: the Topology the ResourceFlavor names in `topologyName`, else the one labelled with the flavor's pool.
+    A pool without a Topology (a single-node or MIG pool) has no levels: an empty list."""
+    objects = kueue_custom_resources(settings.teams, settings.flavors, settings.kueue, settings.spot_needs_opt_in)
+    topologies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Topology"}
+    by_pool = {o["metadata"].get("labels", {}).get(POOL_LABEL): o for o in topologies.values()}
+    result = {}
+    for flavor in (o for o in objects if o["kind"] == "ResourceFlavor" and o["metadata"]["name"] in settings.flavors):
+        named = flavor["spec"].get("topologyName")
+        topology = topologies.get(named) if named else by_pool.get(flavor["metadata"].get("labels", {}).get(POOL_LABEL))
+        levels = [level["nodeLabel"] for level in topology["spec"]["levels"]] if topology else []
+        result[flavor["metadata"]["name"]] = FlavorTopology(levels, bool(named) and topology is not None)
+    return result
+
+
+@dataclass(frozen=True)
 class FlavorCapacity:
     flavor: str
     gpu_resource: str
@@ -113,6 +167,14 @@ class FlavorCapacity:
     capacity_at_max: int
     nominal_by_team: dict[str, int]
     borrowable_by_team: dict[str, int]
+    # Per team with quota on the flavor: the largest gang one of its jobs can be admitted with.
+    largest_gang_by_team: dict[str, Gang]
+    # Topology levels of the pool (node labels, outermost first); empty when the pool has no topology.
+    topology: list[str]
+    # Whether Kueue admits by that topology (the ResourceFlavor names it), or it only describes the pool.
+    topology_in_admission: bool
+    # Whether the pool's nodes have an RDMA (InfiniBand) interconnect for multi-node collectives (pool facts).
+    rdma: bool
 
     @property
     def nominal_total(self) -> int:
@@ -130,28 +192,43 @@ class FlavorCapacity:
 
 def capacity(settings: Settings) -> list[FlavorCapacity]:
     report = []
+    topologies = flavor_topologies(settings)
     for facts in settings.pool_facts:
-        nominal, borrowable = {}, {}
+        nominal, borrowable, gangs = {}, {}, {}
         for team in settings.teams:
             quota = next((q for q in team.gpu_quotas if q.flavor == facts.name), None)
             if quota is not None:
                 nominal[team.name] = quota.nominal
                 borrowable[team.name] = borrowing_headroom(team, facts.name, settings.teams)
+                gangs[team.name] = largest_gang(quota.nominal, borrowable[team.name], facts)
         report.append(
             FlavorCapacity(
-                facts.name,
-                facts.gpu_resource,
-                facts.resources_per_node,
-                facts.max_nodes,
-                facts.capacity_at_max,
-                nominal,
-                borrowable,
+                flavor=facts.name,
+                gpu_resource=facts.gpu_resource,
+                units_per_node=facts.resources_per_node,
+                max_nodes=facts.max_nodes,
+                capacity_at_max=facts.capacity_at_max,
+                nominal_by_team=nominal,
+                borrowable_by_team=borrowable,
+                largest_gang_by_team=gangs,
+                topology=topologies[facts.name].levels,
+                topology_in_admission=topologies[facts.name].in_admission,
+                rdma=facts.infiniband,
             )
         )
     return report
 
 
 # --- writing ---------------------------------------------------------------------------------------
+
+
+def plan_workloads(settings: Settings) -> dict[str, dict[str, dict[str, Any]]]:
+    """Team -> file -> manifest the plan writes under `workloads/`: each team's reference workloads, and the NCCL
+    all-reduce test of each InfiniBand pool in the folder of a team that can run it (components.workloads.nccl)."""
+    workloads = {team: dict(files) for team, files in reference_workloads(settings).items()}
+    for team, files in nccl_allreduce_jobs(settings).items():
+        workloads.setdefault(team, {}).update(files)
+    return workloads
 
 
 def write_workloads(target: Path, workloads: dict[str, dict[str, dict[str, Any]]]) -> None:
@@ -201,7 +278,7 @@ def write_plan(
             stale.unlink()
         for file_name, document in documents.items():
             (target / file_name).write_text(yaml.safe_dump(document, sort_keys=False))
-    write_workloads(out / "workloads", reference_workloads(settings))
+    write_workloads(out / "workloads", plan_workloads(settings))
 
     flavors = capacity(settings)
     (out / "capacity.json").write_text(
@@ -231,6 +308,9 @@ def write_plan(
                 "nominal (teams)",
                 "unassigned",
                 "borrowable",
+                "largest gang (units, nodes)",
+                "topology",
+                "RDMA",
             ),
             (
                 (
@@ -243,6 +323,14 @@ def write_plan(
                     or "none: no queued job can use this pool",
                     f.unassigned,
                     ", ".join(f"{team} +{n}" for team, n in f.borrowable_by_team.items()) or "-",
+                    ", ".join(
+                        f"{team} {gang.describe(f.units_per_node)}" for team, gang in f.largest_gang_by_team.items()
+                    )
+                    or "-",
+                    (" > ".join(f.topology) + ("" if f.topology_in_admission else " (described, not used to admit)"))
+                    if f.topology
+                    else "-",
+                    "InfiniBand" if f.rdma else "-",
                 )
                 for f in flavors
             ),

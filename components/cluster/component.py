@@ -34,7 +34,7 @@ from components.cluster.builders import (
 )
 from components.cluster.kubeconfig import convert_kubeconfig, decode_kubeconfig
 from components.config.settings import Settings
-from components.core.naming import Names, stack_tags
+from components.core.naming import Names, cluster_capability_tags, stack_tags
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class AksCluster(PlatformComponent):
             f"{name}-cluster",
             resource_group_name=group.name,
             **managed_cluster_args(settings, names, identity_id=identity.id, log_analytics_workspace_id=workspace.id),
-            tags=tags,
+            tags={**tags, **cluster_capability_tags(settings.kueue.provisioning_requests)},
             # The autoscaler owns the System pool's node count; writing the stale count back on the
             # next `up` would scale nodes away from under running pods.
             opts=self.child(protect=stateful, ignore_changes=["agentPoolProfiles[0].count"]),

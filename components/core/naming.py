@@ -18,15 +18,22 @@ PROJECT_TAG = "aks-mlops"
 # Namespaces of the platform's own add-ons (a team may not take them).
 KUEUE_NAMESPACE = "kueue-system"
 TRAINING_OPERATOR_NAMESPACE = "kubeflow"
+# Kubeflow Trainer v2 and the JobSet it brings: the namespace its chart documents (`helm install ... --namespace
+# kubeflow-system`, charts/kubeflow-trainer/README.md at v2.3.0) and its kustomize overlays use.
+KUBEFLOW_TRAINER_NAMESPACE = "kubeflow-system"
 DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 STANDALONE_DCGM_NAMESPACE = "dcgm-exporter"
+# The NVIDIA Network Operator (InfiniBand stacks): the namespace its chart and the Azure guidance use.
+NETWORK_OPERATOR_NAMESPACE = "network-operator"
 PLATFORM_NAMESPACES = (
     KUEUE_NAMESPACE,
     TRAINING_OPERATOR_NAMESPACE,
+    KUBEFLOW_TRAINER_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
     DEVICE_PLUGIN_NAMESPACE,
     STANDALONE_DCGM_NAMESPACE,
+    NETWORK_OPERATOR_NAMESPACE,
 )
 
 # The Kueue flavor of CPU and memory; no GPU pool may take its name.
@@ -60,6 +67,17 @@ def stack_tags(environment: str, extra: Mapping[str, str]) -> dict[str, str]:
     """The one tag set of every taggable Azure resource of a stack: environment, project and tool, plus the
     stack's own `tags` (a `cost-center`, say), which win over the platform's on a clash."""
     return {"environment": environment, "managed-by": "pulumi", "project": PROJECT_TAG, **extra}
+
+
+# The ManagedCluster's tag saying the stack declared (`kueue.provisioningRequests`) that the cluster's autoscaler serves
+# ProvisioningRequests. Nothing in the AKS API shows whether the managed autoscaler does, so this declaration is what
+# the policy pack's `admission-checks-resolve` rule can check Kueue's ProvisioningRequest admission checks against.
+PROVISIONING_REQUESTS_TAG = "aks-mlops-provisioning-requests"
+
+
+def cluster_capability_tags(provisioning_requests: bool) -> dict[str, str]:
+    """Tags the ManagedCluster adds to the stack's: the ProvisioningRequest declaration, only when it is made."""
+    return {PROVISIONING_REQUESTS_TAG: "true"} if provisioning_requests else {}
 
 
 def snake_case(camel: str) -> str:
