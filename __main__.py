@@ -1,7 +1,8 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
 Reads like the architecture: validated settings -> cluster -> monitoring -> GPU node pools -> GPU software,
-training operator, shared storage, team workspaces and their admission guardrails, queues -> scraping -> exports.
+training (Kubeflow Trainer, the v1 operator where set), shared storage, team workspaces and their admission
+guardrails, queues -> scraping -> exports.
 Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`; pool facts are derived
 once, in settings.
 """
@@ -13,10 +14,17 @@ from components.compute import gpu_pools_in_sequence
 from components.config.loader import load_settings_from_pulumi
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
+from components.network import NetworkOperator, NetworkOperatorArgs
 from components.queueing import Queueing, QueueingArgs
 from components.storage import SharedStorage, SharedStorageArgs
 from components.teams import TeamWorkspace, TeamWorkspaceArgs
-from components.training import TrainingOperator, TrainingOperatorArgs
+from components.training import (
+    KubeflowTrainer,
+    KubeflowTrainerArgs,
+    TrainingOperator,
+    TrainingOperatorArgs,
+    TrainingPodDefaults,
+)
 from components.workloads.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
 
 # Validation happens here, before any resource exists: a bad value stops the program with one error naming its key.
@@ -57,7 +65,23 @@ gpu = GpuSoftware(
         provider=k8s,
     ),
 )
-training = TrainingOperator("training-operator", TrainingOperatorArgs(provider=k8s))
+# RDMA over InfiniBand (Network Operator: DOCA-OFED driver, RDMA shared device plugin) only where a pool has it.
+if any(facts.infiniband for facts in settings.pool_facts):
+    NetworkOperator(
+        "network-operator",
+        NetworkOperatorArgs(
+            pools=settings.pool_facts, gpu_software=settings.gpu_software, gpu_stack=gpu.release, provider=k8s
+        ),
+    )
+# Kubeflow Trainer v2 (TrainJob, with JobSet) and its runtimes always; the Training Operator v1 (PyTorchJob, TFJob)
+# only where the stack still runs v1 jobs. Kueue starts after both: its integrations need their CRDs.
+trainer = KubeflowTrainer(
+    "kubeflow-trainer",
+    KubeflowTrainerArgs(pods=TrainingPodDefaults.from_settings(settings), provider=k8s),
+)
+training_installs = [trainer.install]
+if settings.training_operator_v1:
+    training_installs.append(TrainingOperator("training-operator", TrainingOperatorArgs(provider=k8s)).install)
 storage = SharedStorage(
     "shared-storage",
     SharedStorageArgs(azure=azure, zone_redundant=zonal, keep_data=prod, owner=settings.storage, provider=k8s),
@@ -96,7 +120,8 @@ queueing = Queueing(
         teams=settings.teams,
         flavors=settings.flavors,
         team_namespaces=namespaces,
-        training_operator=training.install,
+        training_installs=training_installs,
+        training_operator_v1=settings.training_operator_v1,
         spot_opt_in=settings.spot_needs_opt_in,
         provider=k8s,
     ),

@@ -181,14 +181,31 @@ def jobset(manifest: Mapping[str, Any]) -> Workload:
     return _workload(manifest, tuple(roles), "spec.replicatedJobs")
 
 
-# The trainer's job in Kubeflow Trainer runtimes (podSpecOverrides name it in targetJobs).
+# The trainer's job in Kubeflow Trainer runtimes (podSpecOverrides name it in targetJobs, runtimePatches in
+# replicatedJobs).
 TRAINER_JOB = "node"
+
+
+def _runtime_patches(patches: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(field path, pod spec patch) of every runtime patch of the trainer job's pods, in patch order."""
+    for index, patch in enumerate(patches if isinstance(patches, list) else []):
+        template = mapping(mapping(mapping(patch).get("trainingRuntimeSpec")).get("template"))
+        jobs = mapping(template.get("spec")).get("replicatedJobs")
+        for job_index, job in enumerate(jobs if isinstance(jobs, list) else []):
+            if mapping(job).get("name") != TRAINER_JOB:
+                continue
+            pod = mapping(mapping(mapping(mapping(job).get("template")).get("spec")).get("template"))
+            path = (
+                f"spec.runtimePatches[{index}].trainingRuntimeSpec.template.spec.replicatedJobs[{job_index}]"
+                ".template.spec.template.spec"
+            )
+            yield path, mapping(pod.get("spec"))
 
 
 def train_job(manifest: Mapping[str, Any]) -> Workload:
     """TrainJob (Kubeflow Trainer v2): `numNodes` pods of `resourcesPerNode`. The pod template is the runtime's
     (runtimeRef), so the role holds only what the TrainJob states: the trainer's image and resources, and the
-    node selector or affinity of a podSpecOverrides entry that targets the trainer."""
+    node selector or affinity of a podSpecOverrides entry or runtime patch that targets the trainer."""
     spec = mapping(manifest.get("spec"))
     trainer = mapping(spec.get("trainer"))
     container: dict[str, Any] = {"name": TRAINER_JOB, "resources": mapping(trainer.get("resourcesPerNode"))}
@@ -209,6 +226,12 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
                 if key in mapping(override) and key not in pod_spec:
                     pod_spec[key] = override[key]
                     aliases.append((key, f"spec.{field}[{index}].{key}"))
+    # Trainer v2.3's runtimePatches (which replaced the overrides): each manager's patch of the trainer job's pods.
+    for path, patched in _runtime_patches(spec.get("runtimePatches")):
+        for key in ("nodeSelector", "affinity"):
+            if key in patched and key not in pod_spec:
+                pod_spec[key] = patched[key]
+                aliases.append((key, f"{path}.{key}"))
     role = Role(TRAINER_JOB, count(trainer.get("numNodes"), 1), pod_spec, "spec.trainer", tuple(aliases), False)
     return _workload(manifest, (role,), "spec.trainer.numNodes")
 

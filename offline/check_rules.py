@@ -19,6 +19,7 @@ from typing import Any
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
 from components.config.workloads import image_problem
+from components.core.fabric import RDMA_RESOURCE_PREFIX
 from components.core.naming import CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, LOCAL_QUEUE, QUEUE_NAME_LABEL
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import quantity_value
@@ -600,6 +601,56 @@ def check_spot_checkpoints(scope: Scope, role: Role) -> Iterator[Problem]:
         )
 
 
+def _requested(container: Mapping[str, Any], resource: str) -> bool:
+    resources = mapping(container.get("resources"))
+    return resource in mapping(resources.get("requests")) or resource in mapping(resources.get("limits"))
+
+
+def check_rdma(scope: Scope, role: Role) -> Iterator[Problem]:
+    """A multi-node job on an InfiniBand pool asks for the pool's RDMA resource (without it the pod gets no HCA and
+    NCCL falls back to TCP over the pod network); a pod asking for it lands only on InfiniBand pools."""
+    gpus = pod_gpus(role.spec)
+    if not gpus:
+        return
+    pools = {facts.name: facts for resource in gpus for facts in scope.landing(role, resource)}
+    if not pools:
+        return
+    requesting = [(path, c) for path, c, _ in containers(role.spec) if gpu_resources(c)]
+    infiniband = sorted(name for name, facts in pools.items() if facts.infiniband)
+    if infiniband and len(infiniband) == len(pools) and scope.workload.pods > 1:
+        rdma = {pools[name].rdma_resource for name in infiniband}
+        for path, container in requesting:
+            missing = sorted(resource for resource in rdma if resource and not _requested(container, resource))
+            if missing:
+                yield Problem(
+                    "rdma",
+                    _resources_path(role, path, container, next(iter(gpu_resources(container)))),
+                    f"container '{container.get('name')}' of a multi-node job on InfiniBand pool "
+                    f"{_names(infiniband)} does not ask for {_names(missing)}: the pod gets no InfiniBand HCA and "
+                    "NCCL falls back to TCP over the pod network",
+                    f"add {missing[0]}: 1 to its requests and limits (not scarce: every pod of the node shares the "
+                    'HCAs), and set NCCL_IB_HCA (README, "Multi-node training: topology and InfiniBand")',
+                )
+    elsewhere = sorted(name for name, facts in pools.items() if not facts.infiniband)
+    asked = sorted({name for _, c, _ in containers(role.spec) for name in _rdma_requests(c)})
+    if asked and elsewhere:
+        yield Problem(
+            "rdma",
+            role.at("containers"),
+            f"asks for {_names(asked)}, which pool {_names(elsewhere)} does not offer (no InfiniBand): a pod placed "
+            "there can never be scheduled",
+            f"pin an InfiniBand pool (nodeSelector agentpool: {infiniband[0]})"
+            if infiniband
+            else f"drop {_names(asked)}: none of the queue's pools for this job has InfiniBand",
+        )
+
+
+def _rdma_requests(container: Mapping[str, Any]) -> set[str]:
+    resources = mapping(container.get("resources"))
+    names = {*mapping(resources.get("requests")), *mapping(resources.get("limits"))}
+    return {str(name) for name in names if str(name).startswith(RDMA_RESOURCE_PREFIX)}
+
+
 def check_gang(scope: Scope) -> Iterator[Problem]:
     """The whole gang (every pod of every role) must fit one flavor's admissible quota: Kueue admits all or none."""
     team, workload = scope.team, scope.workload
@@ -665,6 +716,7 @@ ROLE_CHECKS = (
     check_grace_period,
     check_shared_memory,
     check_spot_checkpoints,
+    check_rdma,
 )
 GANG_CHECKS = (check_gang, check_pod_failure_policy, check_runtime_ref)
 

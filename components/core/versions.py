@@ -35,3 +35,19 @@ TRAINING_OPERATOR_KUSTOMIZATION = (
 # Standalone NVIDIA DCGM exporter for device-plugin stacks (the GPU Operator brings its own;
 # NVIDIA/dcgm-exporter chart 4.8.3, Jul 2026).
 DCGM_EXPORTER = HelmChart("dcgm-exporter", "4.8.3", "https://nvidia.github.io/dcgm-exporter/helm-charts")
+# Kubeflow Trainer v2 (TrainJob, TrainingRuntime, ClusterTrainingRuntime; kubeflow/trainer v2.3.0, Aug 2026).
+# Verified at the tag: charts/kubeflow-trainer/Chart.yaml says version 2.3.0, and
+# .github/workflows/publish-helm-charts.yaml pushes the packaged chart to oci://ghcr.io/kubeflow/charts.
+KUBEFLOW_TRAINER = HelmChart("kubeflow-trainer", "2.3.0", "oci://ghcr.io/kubeflow/charts")
+# JobSet, which TrainJobs run as: the Trainer chart's own dependency (Chart.yaml: jobset 0.12.0 from
+# oci://registry.k8s.io/jobset/charts, condition `jobset.install`), installed through that chart, never on its own.
+KUBEFLOW_TRAINER_JOBSET = HelmChart("jobset", "0.12.0", "oci://registry.k8s.io/jobset/charts")
+# NVIDIA Network Operator, only where a pool has InfiniBand (RDMA shared device plugin and DOCA-OFED driver
+# container through its NicClusterPolicy). Mellanox/network-operator v26.4.1 (Jul 2026): Chart.yaml at the tag says
+# version 26.4.1, published in NVIDIA's NGC Helm repository (the repository and chart Azure/aks-rdma-infiniband's
+# guidance installs, `nvidia/network-operator`). The component images are the release's own defaults, from
+# hack/release.yaml at the tag (Mofed doca-driver, RdmaSharedDevicePlugin); NVIDIA advises against mixing them.
+NETWORK_OPERATOR = HelmChart("network-operator", "26.4.1", "https://helm.ngc.nvidia.com/nvidia")
+NETWORK_OPERATOR_IMAGES = "nvcr.io/nvidia/mellanox"
+DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
+RDMA_SHARED_DEVICE_PLUGIN_VERSION = "network-operator-v26.4.1"

@@ -29,10 +29,13 @@ class QueueingArgs:
     teams: Sequence[TeamSettings]
     flavors: Mapping[str, GpuPoolFacts]
     provider: pulumi.ProviderResource
-    # Team namespaces (LocalQueues go into them) and the Training Operator (its CRDs must exist
-    # before Kueue starts its PyTorchJob/TFJob integrations).
+    # Team namespaces (LocalQueues go into them) and the job controllers' installs (Kubeflow Trainer with JobSet,
+    # and the Training Operator v1 where the stack runs it): their CRDs must exist before Kueue starts its
+    # integrations for them.
     team_namespaces: Mapping[str, pulumi.Resource]
-    training_operator: pulumi.Resource
+    training_installs: Sequence[pulumi.Resource]
+    # The Training Operator v1 is among them: Kueue manages PyTorchJobs and TFJobs too.
+    training_operator_v1: bool
     # Jobs reach spot pools only through a team's `spot` queue (prod), not its default one.
     spot_opt_in: bool
 
@@ -57,8 +60,8 @@ class Queueing(PlatformComponent):
             f"{name}-kueue",
             KUEUE,
             KUEUE_NAMESPACE,
-            kueue_values(args.kueue, system_placement()),
-            self.child(provider=args.provider, depends_on=[namespace, args.training_operator]),
+            kueue_values(args.kueue, system_placement(), training_operator_v1=args.training_operator_v1),
+            self.child(provider=args.provider, depends_on=[namespace, *args.training_installs]),
         )
         after_kueue = self.child(provider=args.provider, depends_on=[self.kueue_release])
         for priority in PRIORITIES:

@@ -15,10 +15,13 @@ from typing import Any
 import yaml
 
 from components.config.teams import KueueSettings, TeamSettings
+from components.core.fabric import RDMA_RESOURCE_PREFIX
 from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE, TEAM_LABEL
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quotas import FlavorQuota
 from components.queueing.priorities import KUEUE_API
+from components.queueing.provisioning import admission_checks_strategy, gpu_flavors_of, provisioning_objects
+from components.queueing.topology import topologies
 
 
 def resource_flavor(pool: GpuPoolFacts) -> dict[str, Any]:
@@ -101,7 +104,8 @@ def resource_groups(
 def cluster_queue(
     team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings, queue: TeamQueue | None = None
 ) -> dict[str, Any]:
-    return {
+    groups = resource_groups(team, flavors, queue)
+    manifest: dict[str, Any] = {
         "apiVersion": KUEUE_API,
         "kind": "ClusterQueue",
         "metadata": {"name": team.name if queue is None else queue.cluster_queue, "labels": {TEAM_LABEL: team.name}},
@@ -110,7 +114,7 @@ def cluster_queue(
             # Only the team's own namespace may submit to its queue.
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}},
             "queueingStrategy": "BestEffortFIFO",
-            "resourceGroups": resource_groups(team, flavors, queue),
+            "resourceGroups": groups,
             "preemption": {
                 # A team gets its lent quota back by preempting borrowers, whatever their priority;
                 # inside its own queue, higher priority (inference) preempts lower (training).
@@ -120,6 +124,11 @@ def cluster_queue(
             "fairSharing": {"weight": team.fair_sharing_weight},
         },
     }
+    # Capacity-aware admission (kueue.provisioningRequests): the ProvisioningRequest check on the GPU flavors only.
+    strategy = admission_checks_strategy(gpu_flavors_of(groups, flavors), kueue)
+    if strategy is not None:
+        manifest["spec"]["admissionChecksStrategy"] = strategy
+    return manifest
 
 
 def local_queue(team: TeamSettings, queue: TeamQueue | None = None) -> dict[str, Any]:
@@ -136,10 +145,14 @@ def local_queue(team: TeamSettings, queue: TeamQueue | None = None) -> dict[str,
 def kueue_custom_resources(
     teams: Sequence[TeamSettings], flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings, spot_opt_in: bool
 ) -> list[dict[str, Any]]:
-    """Every cluster-scoped Kueue object of the stack (flavors, then queues); LocalQueues are per team."""
+    """Every cluster-scoped Kueue object of the stack (flavors, the capacity check, then queues); LocalQueues are
+    per team."""
     return [
+        # The multi-node pools' node hierarchies (components.queueing.topology: why no flavor references them yet).
+        *topologies(flavors),
         cpu_flavor(),
         *(resource_flavor(facts) for facts in flavors.values()),
+        *provisioning_objects(flavors, kueue),
         *(
             cluster_queue(team, flavors, kueue, queue)
             for team in teams
@@ -148,9 +161,10 @@ def kueue_custom_resources(
     ]
 
 
-def manager_config(kueue: KueueSettings) -> dict[str, Any]:
+def manager_config(kueue: KueueSettings, *, training_operator_v1: bool = False) -> dict[str, Any]:
     """Kueue's controller configuration (the chart's `controllerManagerConfigYaml` replaces the whole
-    default document, so the chart defaults this platform keeps are restated here)."""
+    default document, so the chart defaults this platform keeps are restated here). `training_operator_v1`: the
+    stack installs the Training Operator v1, so Kueue manages PyTorchJobs and TFJobs too."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -193,15 +207,22 @@ def manager_config(kueue: KueueSettings) -> dict[str, Any]:
                 "backoffMaxSeconds": kueue.backoff_max_seconds,
             },
         },
-        "integrations": {"frameworks": list(INTEGRATIONS)},
+        "integrations": {"frameworks": integrations(training_operator_v1)},
+        # The RDMA shared device plugin's resource (`rdma/shared_ib`, InfiniBand pools) is left out of quota: 63 pods
+        # per node share it, so it is never what a job waits for, and a resource no ClusterQueue covers would make
+        # Kueue refuse every job asking for it (v1beta2 Configuration.resources.excludeResourcePrefixes at v0.19.2,
+        # docs tasks/manage/administer_cluster_quotas.md "Exclude arbitrary resources in the quota management").
+        "resources": {"excludeResourcePrefixes": [RDMA_RESOURCE_PREFIX]},
         # Fair sharing between the teams of the cohort, weighted by each ClusterQueue's fairSharing.weight.
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
     }
 
 
-# The job kinds the platform runs. Kubeflow v1 PyTorchJob/TFJob are off in the 0.19 chart by default
-# (deprecated upstream in favour of Trainer v2) and are enabled here because the platform installs
-# the Training Operator v1.
+# The job kinds the platform runs, each backed by a controller the platform installs (the policy pack's
+# `kueue-integrations-installed` checks the release against the installs): the built-in kinds, Kubeflow Trainer v2's
+# TrainJob and the JobSet it runs as (both brought by the kubeflow-trainer chart, which Kueue's release waits for).
+# Kubeflow v1 PyTorchJob/TFJob are off in the 0.19 chart by default (deprecated upstream in favour of Trainer v2)
+# and are enabled (`integrations`) only where the stack installs the Training Operator v1.
 # `deployment` admits serving Deployments (the reference `inference-deployment.yaml`) pod by pod. Verified in the
 # v0.19.2 sources: pkg/controller/jobs/deployment registers the framework "deployment" with
 # ImplicitlyEnabledFrameworkNames ["pod"] (since v0.15 `pod` no longer has to be listed for it), and an implicitly
@@ -214,17 +235,25 @@ def manager_config(kueue: KueueSettings) -> dict[str, Any]:
 INTEGRATIONS = (
     "batch/job",
     "jobset.x-k8s.io/jobset",
-    "kubeflow.org/pytorchjob",
-    "kubeflow.org/tfjob",
+    "trainer.kubeflow.org/trainjob",
     "pod",
     "deployment",
 )
+TRAINING_OPERATOR_V1_INTEGRATIONS = ("kubeflow.org/pytorchjob", "kubeflow.org/tfjob")
 
 
-def kueue_values(kueue: KueueSettings, placement: dict[str, Any]) -> dict[str, Any]:
+def integrations(training_operator_v1: bool) -> list[str]:
+    """The frameworks Kueue manages: the platform's own, and the Kubeflow v1 jobs where their operator runs."""
+    return [*INTEGRATIONS, *(TRAINING_OPERATOR_V1_INTEGRATIONS if training_operator_v1 else ())]
+
+
+def kueue_values(
+    kueue: KueueSettings, placement: dict[str, Any], *, training_operator_v1: bool = False
+) -> dict[str, Any]:
+    config = manager_config(kueue, training_operator_v1=training_operator_v1)
     return {
         "controllerManager": {**placement, "replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(kueue), sort_keys=False)},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config, sort_keys=False)},
         # Scraping is set up by the monitoring layer (Azure Monitor reads azmonitoring.coreos.com CRs).
         "enablePrometheus": False,
     }

@@ -13,9 +13,11 @@ Per team (`reference_workloads`), where the team's quota allows it:
 * `pytorchjob-distributed.yaml`: a Kubeflow v1 PyTorchJob on the team's largest whole-GPU pool (most GPUs per
   node) on which at least one whole node fits its quota: one pod per node with all its GPUs, as many nodes as the
   team's nominal quota holds (its borrowable quota too when the nominal one holds not even one node), at most the
-  pool's max nodes. No such pool: no file.
+  pool's max nodes. No such pool: no file. Only where the stack runs the Training Operator v1.
+* `trainjob-distributed.yaml`: the same gang as a Kubeflow Trainer v2 TrainJob on the platform's `torch-distributed`
+  ClusterTrainingRuntime (`components.training`), its pool pinned by a runtime patch of its own.
 * `trial-mig.yaml`: where the team has quota on a MIG pool, a hyperparameter trial Job on one MIG slice.
-* `tfjob.yaml`: a Kubeflow v1 TFJob, one worker on one whole GPU of the Job's flavor.
+* `tfjob.yaml`: a Kubeflow v1 TFJob, one worker on one whole GPU of the Job's flavor (Training Operator v1 only).
 * `inference-deployment.yaml`: an apps/v1 Deployment on one whole GPU (pools labelled `workload=inference` first,
   then as the Job), admitted pod by pod by Kueue's `deployment` integration (components.queueing.kueue.INTEGRATIONS),
   priority `inference-critical`. In dev, whose only pool is spot, it is evictable like everything else there.
@@ -37,6 +39,7 @@ from typing import Any
 
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
+from components.core.fabric import infiniband_environment
 from components.core.metric_sources import JOB_POD_LABELS
 from components.core.naming import (
     CHECKPOINTS_CLAIM,
@@ -54,28 +57,42 @@ from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import GIB, quantity_value
 from components.core.quotas import FlavorQuota, borrowing_headroom
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP, TRAINER_DIR, TRAINER_PATH
+from components.core.training_pods import (
+    CHECKPOINTS_MOUNT,
+    DATASETS_MOUNT,
+    NCCL_ENVIRONMENT,
+    SHM_MOUNT,
+    SHM_VOLUME,
+    TORCH_DISTRIBUTED_RUNTIME,
+    TRAINER_API_VERSION,
+    TRAINER_NODE,
+    WORKLOAD_IDENTITY_LABEL,
+)
 
 Manifest = dict[str, Any]
 
 # The files of a team's folder.
 JOB_FILE = "job-checkpointed.yaml"
 DISTRIBUTED_FILE = "pytorchjob-distributed.yaml"
+TRAINJOB_FILE = "trainjob-distributed.yaml"
 MIG_TRIAL_FILE = "trial-mig.yaml"
 TFJOB_FILE = "tfjob.yaml"
 INFERENCE_FILE = "inference-deployment.yaml"
 # The objects' names (one of each per team namespace).
 JOB_NAME = "reference-checkpointed"
 DISTRIBUTED_NAME = "reference-distributed"
+TRAINJOB_NAME = "reference-trainjob"
 MIG_TRIAL_NAME = "reference-mig-trial"
 TFJOB_NAME = "reference-tfjob"
 INFERENCE_NAME = "reference-inference"
 
 # The role of GPU pools meant for serving (`gpuPools[].workload`, components.config.pools.WORKLOAD_ROLES).
 SERVING_ROLE = "inference"
-# Azure Workload Identity's webhook projects the token of the ServiceAccount's identity into pods with this label.
-WORKLOAD_IDENTITY_LABEL = "azure.workload.identity/use"
 # The pod label naming a pod's job on the platform's dashboards (README, "Training metrics").
 JOB_LABEL = JOB_POD_LABELS[0]
+# The owner of the reference TrainJob's own runtime patch (pool and job label). Each writer of a TrainJob's
+# runtimePatches keeps one entry under its own manager name; Kueue writes its admission into `kueue.x-k8s.io/manager`.
+PLACEMENT_PATCH_MANAGER = "aks-mlops/placement"
 
 # The containers: the Training Operator injects its environment into the container of its default name.
 TRAINER_CONTAINER = "trainer"
@@ -83,11 +100,6 @@ PYTORCH_CONTAINER = "pytorch"
 TENSORFLOW_CONTAINER = "tensorflow"
 SERVER_CONTAINER = "server"
 SERVER_PORT = 8080
-# Where the claims and the shared memory are mounted (README, "Using the platform").
-DATASETS_MOUNT = "/data"
-CHECKPOINTS_MOUNT = "/checkpoints"
-SHM_MOUNT = "/dev/shm"
-SHM_VOLUME = "dshm"
 # The simulated run: steps of one second each, checkpoints at half the stack's recovery point objective.
 STEPS = 3600
 STEP_SECONDS = 1
@@ -102,12 +114,6 @@ TTL_SECONDS_AFTER_FINISHED = 86400
 NODE_SHARE = Fraction(3, 4)
 # Of a pod's memory, the part PyTorch's DataLoader workers may use as shared memory (/dev/shm).
 SHM_SHARE = Fraction(1, 4)
-# NCCL over the pod network (the AKS nodes' primary interface), errors surfaced instead of hanging collectives.
-NCCL_ENVIRONMENT = {
-    "NCCL_DEBUG": "WARN",
-    "NCCL_SOCKET_IFNAME": "eth0",
-    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
-}
 
 
 # --- choosing pools ----------------------------------------------------------------------------------
@@ -237,6 +243,15 @@ def _resources(placement: _Placement) -> dict[str, Any]:
     }
     # Requests equal limits: Guaranteed QoS, and GPUs cannot be overcommitted anyway.
     return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+def _with_rdma(resources: dict[str, Any], facts: GpuPoolFacts) -> dict[str, Any]:
+    """A multi-node pod's resources on an InfiniBand pool: one unit of the RDMA shared device plugin's resource too,
+    which mounts the node's InfiniBand HCAs into the pod (not scarce, and not counted by Kueue:
+    components.queueing.kueue.manager_config `excludeResourcePrefixes`)."""
+    if facts.rdma_resource is None:
+        return resources
+    return {kind: {**amounts, facts.rdma_resource: 1} for kind, amounts in resources.items()}
 
 
 def trainer_arguments(settings: Settings, job: str) -> list[str]:
@@ -392,11 +407,16 @@ def _job(settings: Settings, placement: _Placement, name: str) -> Manifest:
 def _pytorch_job(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> Manifest:
     nodes = gang_nodes(settings, team, facts)
     placement = _placement(settings, team, facts, facts.gpus_per_node, nodes)
-    env = {**NCCL_ENVIRONMENT, "OMP_NUM_THREADS": str(max(placement.size.cpu // facts.gpus_per_node, 1))}
+    env = {
+        **NCCL_ENVIRONMENT,
+        **infiniband_environment(facts.rdma_resource),
+        "OMP_NUM_THREADS": str(max(placement.size.cpu // facts.gpus_per_node, 1)),
+    }
     # torchrun reads the rendezvous (PET_MASTER_ADDR/PORT, PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE) from the
     # environment the Training Operator sets, and starts one process per GPU.
     command = ["torchrun", *trainer_arguments(settings, DISTRIBUTED_NAME)]
     container = _container(settings, placement, PYTORCH_CONTAINER, command, env=env)
+    container["resources"] = _with_rdma(container["resources"], facts)
     # ExitCode: exit codes 128 and above (SIGTERM 143, SIGKILL 137) are retried, lower ones fail the job.
     template = _pod_template(settings, placement, DISTRIBUTED_NAME, TRAINING_PRIORITY, container)
     replicas = {"Master": {"replicas": 1, "restartPolicy": "ExitCode", "template": template}}
@@ -411,6 +431,61 @@ def _pytorch_job(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) ->
             "nprocPerNode": str(facts.gpus_per_node),
             "runPolicy": _run_policy(settings),
             "pytorchReplicaSpecs": replicas,
+        },
+    }
+
+
+def _train_job(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> Manifest:
+    """The distributed job as a Kubeflow Trainer v2 TrainJob on the platform's `torch-distributed` runtime, sized
+    like the PyTorchJob: the runtime holds the pod (claims, /dev/shm, NCCL, identity, owner, grace period), the
+    TrainJob only what is its own."""
+    nodes = gang_nodes(settings, team, facts)
+    placement = _placement(settings, team, facts, facts.gpus_per_node, nodes)
+    # The pool pin and the dashboards' job label, as this job's own runtime patch of the trainer's pods. Kueue reads
+    # the pods after the patches (its flavor must agree with the node selector) and adds its own entry on admission.
+    pod_patch = {"metadata": {"labels": {JOB_LABEL: TRAINJOB_NAME}}, "spec": {"nodeSelector": dict(facts.selector)}}
+    return {
+        "apiVersion": TRAINER_API_VERSION,
+        "kind": "TrainJob",
+        "metadata": _metadata(TRAINJOB_NAME, placement, queue_for(settings, facts), TRAINING_PRIORITY),
+        "spec": {
+            "runtimeRef": {
+                "apiGroup": TRAINER_API_VERSION.split("/")[0],
+                "kind": "ClusterTrainingRuntime",
+                "name": TORCH_DISTRIBUTED_RUNTIME,
+            },
+            "trainer": {
+                "image": settings.workloads.image,
+                # The Trainer sets torchrun's rendezvous (PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
+                # PET_MASTER_ADDR/PORT) in the container's environment: one process per GPU of each node.
+                "command": ["torchrun", *trainer_arguments(settings, TRAINJOB_NAME)],
+                "env": [
+                    *(
+                        {"name": key, "value": value}
+                        for key, value in infiniband_environment(facts.rdma_resource).items()
+                    ),
+                    {"name": "OMP_NUM_THREADS", "value": str(max(placement.size.cpu // facts.gpus_per_node, 1))},
+                ],
+                "numNodes": nodes,
+                "numProcPerNode": facts.gpus_per_node,
+                "resourcesPerNode": _with_rdma(_resources(placement), facts),
+            },
+            # The platform treats a job running longer than this as hung (alert `TrainingRunningTooLong`).
+            "activeDeadlineSeconds": _seconds(settings.monitoring.thresholds.job_running_longer_than),
+            "runtimePatches": [
+                {
+                    "manager": PLACEMENT_PATCH_MANAGER,
+                    "trainingRuntimeSpec": {
+                        "template": {
+                            "spec": {
+                                "replicatedJobs": [
+                                    {"name": TRAINER_NODE, "template": {"spec": {"template": pod_patch}}}
+                                ]
+                            }
+                        }
+                    },
+                }
+            ],
         },
     }
 
@@ -459,12 +534,16 @@ def team_workloads(settings: Settings, team: TeamSettings) -> dict[str, Manifest
     if single is not None:
         files[JOB_FILE] = _job(settings, _placement(settings, team, single, 1), JOB_NAME)
     distributed = distributed_pool(settings, team)
-    if distributed is not None:
+    # PyTorchJob and TFJob only where the stack runs the Training Operator v1; TrainJobs always (Trainer v2).
+    v1 = settings.training_operator_v1
+    if distributed is not None and v1:
         files[DISTRIBUTED_FILE] = _pytorch_job(settings, team, distributed)
+    if distributed is not None:
+        files[TRAINJOB_FILE] = _train_job(settings, team, distributed)
     mig = mig_pool(settings, team)
     if mig is not None:
         files[MIG_TRIAL_FILE] = _job(settings, _placement(settings, team, mig, 1), MIG_TRIAL_NAME)
-    if single is not None:
+    if single is not None and v1:
         files[TFJOB_FILE] = _tf_job(settings, _placement(settings, team, single, 1))
     serving = inference_pool(settings, team)
     if serving is not None:

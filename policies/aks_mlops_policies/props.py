@@ -107,3 +107,32 @@ def helm_value_images(values: Any, path: str = "values") -> Iterator[tuple[str, 
     elif isinstance(values, list):
         for index, item in enumerate(values):
             yield from helm_value_images(item, f"{path}[{index}]")
+
+
+# The labels AKS sets itself on every node of an agent pool (AKS docs "Use labels", reserved system labels, plus the
+# legacy `agentpool`): a copy of the program's components/core/fabric.py AKS_NODE_LABELS, held equal by a test
+# (tests/project/test_policy_pack.py), since the pack does not import the program.
+AKS_NODE_LABELS = (
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+    "kubernetes.io/arch",
+    "kubernetes.io/os",
+    "node.kubernetes.io/instance-type",
+    "topology.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "kubernetes.azure.com/cluster",
+    "kubernetes.azure.com/managedby",
+    "kubernetes.azure.com/mode",
+    "kubernetes.azure.com/role",
+    "kubernetes.io/hostname",
+    "kubernetes.azure.com/storageprofile",
+    "kubernetes.azure.com/storagetier",
+    "kubernetes.azure.com/node-image-version",
+    "kubernetes.azure.com/os-sku",
+    "kubernetes.azure.com/sku-cpu",
+    "kubernetes.azure.com/sku-memory",
+    "kubernetes.azure.com/nodepool-type",
+)
+ZONE_LABEL = "topology.kubernetes.io/zone"
+# The label the program puts on a pool's Kueue objects (flavors, topologies): components/queueing/topology.py.
+GPU_POOL_LABEL = "aks-mlops/gpu-pool"

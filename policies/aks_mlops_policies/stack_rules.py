@@ -16,11 +16,14 @@ from pulumi_policy import EnforcementLevel, PolicyResource, StackValidationArgs,
 
 from aks_mlops_policies.props import (
     AGENT_POOL,
+    AKS_NODE_LABELS,
+    GPU_POOL_LABEL,
     GPU_RESOURCE_TAG,
     HELM_RELEASE,
     KUEUE_PREFIX,
     MANAGED_CLUSTER,
     UNITS_PER_NODE_TAG,
+    ZONE_LABEL,
     get,
     is_gpu_pool,
     tolerates,
@@ -460,6 +463,245 @@ one_global_default_priority = StackValidationPolicy(
     validate=_one_global_default,
 )
 
+# --- Kueue admission checks <-> ProvisioningRequestConfigs <-> the cluster autoscaler ---------------------------------
+
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+# Set on the ManagedCluster by the program when the stack declares (kueue.provisioningRequests) that the cluster's
+# autoscaler serves ProvisioningRequests (components/core/naming.py PROVISIONING_REQUESTS_TAG). The managed AKS
+# autoscaler shows no such setting in the ARM API, so the declaration is all the pack can read.
+PROVISIONING_REQUESTS_TAG = "aks-mlops-provisioning-requests"
+
+
+def _autoscaling_pools(resources: Iterable[PolicyResource]) -> dict[str, bool]:
+    """Every GPU pool by name: whether the cluster autoscaler scales it."""
+    return {
+        resource.props.get("agentPoolName") or resource.name: bool(resource.props.get("enableAutoScaling"))
+        for resource in _of_type(resources, AGENT_POOL)
+        if is_gpu_pool(resource.props)
+    }
+
+
+def _admission_checks_resolve(args: StackValidationArgs, report: Report) -> None:
+    checks = {get(c.props, "metadata", "name"): c.props for c in _of_kind(args.resources, "AdmissionCheck")}
+    configs = {get(c.props, "metadata", "name") for c in _of_kind(args.resources, "ProvisioningRequestConfig")}
+    flavor_pools = {
+        get(f.props, "metadata", "name"): get(f.props, "spec", "nodeLabels", "agentpool")
+        for f in _of_kind(args.resources, "ResourceFlavor")
+    }
+    pools = _autoscaling_pools(args.resources)
+    clusters = _of_type(args.resources, MANAGED_CLUSTER)
+    declared = bool(clusters) and all(
+        (c.props.get("tags") or {}).get(PROVISIONING_REQUESTS_TAG) == "true" for c in clusters
+    )
+    used_provisioning = set()
+    for queue in _of_kind(args.resources, "ClusterQueue"):
+        name = get(queue.props, "metadata", "name")
+        listed = [
+            flavor["name"]
+            for group in get(queue.props, "spec", "resourceGroups", default=[]) or []
+            for flavor in group.get("flavors") or []
+        ]
+        strategy = get(queue.props, "spec", "admissionChecksStrategy", "admissionChecks", default=[]) or []
+        for rule in strategy:
+            check_name = rule.get("name")
+            check = checks.get(check_name)
+            if check is None:
+                report(
+                    f"ClusterQueue {name} names admission check {check_name}, which is no AdmissionCheck of this "
+                    "stack; the queue stays inactive and admits nothing: create the AdmissionCheck or drop the name"
+                )
+                continue
+            on_flavors = rule.get("onFlavors") or []
+            for flavor in on_flavors:
+                if flavor not in listed:
+                    report(
+                        f"ClusterQueue {name} runs admission check {check_name} on flavor {flavor}, which it does not "
+                        "list; name only the queue's own flavors in onFlavors"
+                    )
+            if get(check, "spec", "controllerName") != PROVISIONING_CONTROLLER:
+                continue
+            used_provisioning.add(check_name)
+            if not on_flavors:
+                report(
+                    f"ClusterQueue {name} runs ProvisioningRequest check {check_name} for every flavor, the CPU "
+                    "flavor included; list its GPU flavors in onFlavors"
+                )
+            for flavor in (f for f in on_flavors if f in listed):
+                pool = flavor_pools.get(flavor)
+                if pool not in pools:
+                    report(
+                        f"ClusterQueue {name} runs ProvisioningRequest check {check_name} on flavor {flavor}, which "
+                        "selects no GPU pool; run it on GPU flavors only"
+                    )
+                elif not pools[pool]:
+                    report(
+                        f"ClusterQueue {name} runs ProvisioningRequest check {check_name} on flavor {flavor}, whose "
+                        f"pool {pool} does not autoscale; no autoscaler can provision it: enable autoscaling on the "
+                        "pool or leave the flavor out of onFlavors"
+                    )
+    for check_name in sorted(used_provisioning):
+        parameters = get(checks[check_name], "spec", "parameters") or {}
+        if parameters.get("kind") != "ProvisioningRequestConfig" or parameters.get("name") not in configs:
+            report(
+                f"AdmissionCheck {check_name} refers to ProvisioningRequestConfig {parameters.get('name')!r}, which "
+                "is no ProvisioningRequestConfig of this stack; the check stays inactive: create it"
+            )
+        if not declared:
+            report(
+                f"AdmissionCheck {check_name} asks the cluster autoscaler for ProvisioningRequests, but the cluster "
+                f"does not declare that its autoscaler serves them (tag {PROVISIONING_REQUESTS_TAG}); unserved, the "
+                "queues naming the check admit nothing: set kueue.provisioningRequests only after verifying it"
+            )
+
+
+admission_checks_resolve = StackValidationPolicy(
+    name="admission-checks-resolve",
+    description=(
+        "Every admission check a ClusterQueue names exists, a ProvisioningRequest check's ProvisioningRequestConfig "
+        "exists, and such checks run only on autoscaled GPU flavors of a cluster declared to serve them."
+    ),
+    validate=_admission_checks_resolve,
+)
+
+KUSTOMIZE_DIRECTORY = "kubernetes:kustomize/v2:Directory"
+# Kueue's own integrations when a release sets no manager config (charts/kueue/values.yaml at v0.19.2).
+KUEUE_CHART_FRAMEWORKS = (
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+# Kinds Kubernetes itself runs: no install backs them.
+BUILT_IN_FRAMEWORKS = frozenset({"batch/job", "pod", "deployment", "statefulset"})
+# The Kubeflow Training Operator v1's kinds.
+TRAINING_OPERATOR_V1_FRAMEWORKS = frozenset(
+    {"kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob", "kubeflow.org/paddlejob"}
+)
+
+
+def _kueue_frameworks(release: PolicyResource) -> list[str]:
+    text = get(release.props, "values", "managerConfig", "controllerManagerConfigYaml")
+    if not text:
+        return list(KUEUE_CHART_FRAMEWORKS)
+    config = yaml.safe_load(text) or {}
+    return [str(framework) for framework in get(config, "integrations", "frameworks", default=[]) or []]
+
+
+def _framework_installs(framework: str, resources: list[PolicyResource]) -> tuple[str, list[PolicyResource]]:
+    """What runs a framework's jobs (in words), and the installs of the stack that are it."""
+    trainers = _releases(resources, "kubeflow-trainer")
+    if framework == "trainer.kubeflow.org/trainjob":
+        installs = [r for r in trainers if get(r.props, "values", "crds", "enabled", default=True) is not False]
+        return "Kubeflow Trainer (the kubeflow-trainer chart with its CRDs)", installs
+    if framework == "jobset.x-k8s.io/jobset":
+        bundled = [r for r in trainers if get(r.props, "values", "jobset", "install", default=True) is not False]
+        return "JobSet (the kubeflow-trainer chart's jobset.install, or a jobset chart)", [
+            *bundled,
+            *_releases(resources, "jobset"),
+        ]
+    if framework in TRAINING_OPERATOR_V1_FRAMEWORKS:
+        operators = [
+            r
+            for r in _of_type(resources, KUSTOMIZE_DIRECTORY)
+            if "training-operator" in str(r.props.get("directory") or "")
+        ]
+        return "the Kubeflow Training Operator v1 (its kustomization)", operators
+    return "its controller", []
+
+
+def _kueue_integrations_installed(args: StackValidationArgs, report: Report) -> None:
+    for release in _releases(args.resources, "kueue"):
+        waits_for = {d.urn for d in release.dependencies}
+        not_waited: dict[str, list[str]] = {}
+        for framework in _kueue_frameworks(release):
+            if framework in BUILT_IN_FRAMEWORKS:
+                continue
+            controller, installs = _framework_installs(framework, args.resources)
+            if not installs:
+                report(
+                    f"Kueue release {release.name} enables integration {framework}, but the stack installs no "
+                    f"controller for it ({controller}); install it, or drop {framework} from the manager config's "
+                    "integrations.frameworks"
+                )
+            elif not waits_for.intersection(install.urn for install in installs):
+                not_waited.setdefault(installs[0].name, []).append(framework)
+        for install, frameworks in sorted(not_waited.items()):
+            report(
+                f"Kueue release {release.name} does not depend on {install}, which backs its integration "
+                f"{', '.join(frameworks)}: the first `up` would start Kueue before those CRDs exist; add depends_on"
+            )
+
+
+kueue_integrations_installed = StackValidationPolicy(
+    name="kueue-integrations-installed",
+    description="Every job integration Kueue's release enables is backed by a controller the stack installs first.",
+    validate=_kueue_integrations_installed,
+)
+
+
+def _topology_pools(args: StackValidationArgs) -> dict[str, set[str]]:
+    """Topology name -> the GPU pools it describes: those whose flavor references it, and the pool it is labelled
+    with (the program labels each pool's Topology, like its flavor, `aks-mlops/gpu-pool: <pool>`)."""
+    found: dict[str, set[str]] = {}
+    for topology in _of_kind(args.resources, "Topology"):
+        name = get(topology.props, "metadata", "name")
+        pool = (get(topology.props, "metadata", "labels", default={}) or {}).get(GPU_POOL_LABEL)
+        found[name] = {pool} if pool else set()
+    for flavor in _of_kind(args.resources, "ResourceFlavor"):
+        topology = get(flavor.props, "spec", "topologyName")
+        pool = (get(flavor.props, "spec", "nodeLabels", default={}) or {}).get("agentpool")
+        if topology and pool:
+            found.setdefault(topology, set()).add(pool)
+    return found
+
+
+def _topology_levels_on_pool_labels(args: StackValidationArgs, report: Report) -> None:
+    agent_pools = {(r.props.get("agentPoolName") or r.name): r.props for r in _of_type(args.resources, AGENT_POOL)}
+    topologies = {get(t.props, "metadata", "name"): t.props for t in _of_kind(args.resources, "Topology")}
+    for name, pools in sorted(_topology_pools(args).items()):
+        if name not in topologies:
+            report(f"a ResourceFlavor references Topology {name}, which the stack does not create; add it")
+            continue
+        levels = [level.get("nodeLabel") for level in get(topologies[name], "spec", "levels", default=[]) or []]
+        if not pools:
+            report(
+                f"Topology {name} describes no GPU pool: label it {GPU_POOL_LABEL}=<pool> or reference it from the "
+                "pool's flavor"
+            )
+        for pool in sorted(pools):
+            props = agent_pools.get(pool)
+            if props is None:
+                report(f"Topology {name} describes pool {pool}, which is no node pool of this stack")
+                continue
+            carried = {*(props.get("nodeLabels") or {}), *AKS_NODE_LABELS}
+            for label in levels:
+                if label not in carried:
+                    report(
+                        f"Topology {name} has level {label}, which the nodes of pool {pool} do not carry (neither "
+                        "its nodeLabels nor a label AKS sets): Kueue would find no domain and admit nothing; use "
+                        "topology.kubernetes.io/zone or kubernetes.azure.com/agentpool, then kubernetes.io/hostname"
+                    )
+                elif label == ZONE_LABEL and not props.get("availabilityZones"):
+                    report(
+                        f"Topology {name} has level {label}, but pool {pool} has no availability zones: AKS puts "
+                        "fault domains in that label there, not zones; use kubernetes.azure.com/agentpool"
+                    )
+
+
+topology_levels_on_pool_labels = StackValidationPolicy(
+    name="topology-levels-on-pool-labels",
+    description="Every level of a Kueue Topology is a node label its GPU pool's nodes carry (theirs or AKS's own).",
+    validate=_topology_levels_on_pool_labels,
+)
+
 STACK_POLICIES = [
     flavors_select_gpu_pools,
     gpu_quota_within_capacity,
@@ -473,4 +715,7 @@ STACK_POLICIES = [
     kueue_objects_wait_for_install,
     alerts_use_scraped_metrics,
     one_global_default_priority,
+    admission_checks_resolve,
+    kueue_integrations_installed,
+    topology_levels_on_pool_labels,
 ]

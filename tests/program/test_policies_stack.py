@@ -18,8 +18,11 @@ from offline.policy_check import check, load_policy_config, mandatory
 from tests.support.policy import (
     ADVISORY_RULE,
     GUARDRAIL_CASES,
+    INTEGRATION_CASES,
     POLICIES,
     PROD_RULES,
+    PROVISIONING_CASES,
+    TOPOLOGY_CASES,
     Case,
     Mutation,
     PolicyStack,
@@ -324,12 +327,12 @@ STACK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", [c.param() for c in STACK_CASES if c.expected is None])
+@pytest.mark.parametrize("case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES) if c.expected is None])
 def test_compliant_stack_reports_nothing(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
     assert reported(case, stack_runs) == []
 
 
-@pytest.mark.parametrize("case", [c.param() for c in STACK_CASES if c.expected is not None])
+@pytest.mark.parametrize("case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES) if c.expected is not None])
 def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
     messages = reported(case, stack_runs)
     assert case.expected is not None
@@ -341,8 +344,15 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 
 
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
-    cases = [*RESOURCE_AND_PROD_CASES, *STACK_CASES, *GUARDRAIL_CASES]
-    assert len(ALL_POLICIES) == len(POLICIES) == 31, "policy names must be unique"
+    cases = [
+        *RESOURCE_AND_PROD_CASES,
+        *STACK_CASES,
+        *GUARDRAIL_CASES,
+        *PROVISIONING_CASES,
+        *INTEGRATION_CASES,
+        *TOPOLOGY_CASES,
+    ]
+    assert len(ALL_POLICIES) == len(POLICIES) == 34, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]
@@ -350,7 +360,9 @@ def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
         assert compliant, f"{name} has no compliant case"
         assert violating, f"{name} has no violating case"
     stack_rules = {p.name for p in ALL_POLICIES if isinstance(p, StackValidationPolicy)}
-    assert {c.policy for c in (*STACK_CASES, *GUARDRAIL_CASES)} == stack_rules
+    assert {
+        c.policy for c in (*STACK_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES, *TOPOLOGY_CASES)
+    } == stack_rules
 
 
 def test_real_stacks_pass_the_whole_pack(stack: str, stack_runs: dict[str, ProgramRun]) -> None:

@@ -1,6 +1,7 @@
 """The offline plan writes every team's reference workloads (`workloads/<team>/<file>.yaml`), and what they name
 exists in the same plan: the team's namespace (labelled so Kueue manages it), LocalQueue, claims, service account,
-PriorityClass and WorkloadPriorityClass; Kueue's release enables the integrations they need.
+PriorityClass and WorkloadPriorityClass, and for a TrainJob the ClusterTrainingRuntime whose pods it runs; Kueue's
+release enables the integrations they need.
 
 Each stack's plan runs once per module (`python -m offline <stack> --out DIR --quiet`, in-process), into a folder
 that already holds an earlier plan's workloads, which must be gone.
@@ -9,6 +10,7 @@ that already holds an earlier plan's workloads, which must be gone.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from components.core.naming import QUEUE_NAME_LABEL
 from components.workloads.reference import reference_workloads
 from offline.__main__ import main
 from offline.engine import PROJECT_DIR, load_stack_config, stack_settings_raw
+from offline.plan import plan_workloads
 
 STACKS = ("dev", "prod")
 STALE_TEAM = "team-gone"
@@ -72,7 +75,15 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
 def test_the_plan_writes_every_team_workload_and_nothing_stale(plans: dict[str, Plan], stack: str) -> None:
     plan = plans[stack]
     assert plan.code == 0, plan.output
-    expected = reference_workloads(plan.settings)
+    expected = plan_workloads(plan.settings)
+    # The reference workloads, and prod's NCCL all-reduce test of its InfiniBand pool (h100) in team-a's folder.
+    nccl = {team: [f for f in files if f.startswith("nccl-allreduce-")] for team, files in expected.items()}
+    assert {team: files for team, files in nccl.items() if files} == (
+        {"team-a": ["nccl-allreduce-h100.yaml"]} if stack == "prod" else {}
+    )
+    assert {team: {f: m for f, m in files.items() if f not in nccl[team]} for team, files in expected.items()} == (
+        reference_workloads(plan.settings)
+    )
     written = {
         folder.name: sorted(path.name for path in folder.iterdir())
         for folder in plan.workloads.iterdir()
@@ -100,7 +111,7 @@ def test_what_the_workloads_name_exists_in_the_plan(plans: dict[str, Plan], stac
             assert ("LocalQueue", namespace, labels[QUEUE_NAME_LABEL]) in objects, where
             priority = labels["kueue.x-k8s.io/priority-class"]
             assert ("WorkloadPriorityClass", None, priority) in objects, where
-            for pod in pod_specs(manifest):
+            for pod in pod_specs(manifest, objects):
                 assert ("PriorityClass", None, pod["priorityClassName"]) in objects, where
                 assert ("ServiceAccount", namespace, pod["serviceAccountName"]) in objects, where
                 for volume in pod["volumes"]:
@@ -120,7 +131,12 @@ def test_kueue_manages_exactly_the_team_namespaces_with_the_integrations_the_wor
     config = yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])
     frameworks = set(config["integrations"]["frameworks"])
     kinds = {yaml.safe_load(path.read_text())["kind"] for path in plan.workloads.glob("*/*.yaml")}
-    needed = {"Job": "batch/job", "PyTorchJob": "kubeflow.org/pytorchjob", "TFJob": "kubeflow.org/tfjob"}
+    needed = {
+        "Job": "batch/job",
+        "PyTorchJob": "kubeflow.org/pytorchjob",
+        "TFJob": "kubeflow.org/tfjob",
+        "TrainJob": "trainer.kubeflow.org/trainjob",
+    }
     assert {needed[kind] for kind in kinds if kind in needed} <= frameworks
     assert "Deployment" in kinds and {"deployment", "pod"} <= frameworks
     (expression,) = config["managedJobsNamespaceSelector"]["matchExpressions"]
@@ -134,8 +150,21 @@ def test_kueue_manages_exactly_the_team_namespaces_with_the_integrations_the_wor
     assert labelled == team_namespaces
 
 
-def pod_specs(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def pod_specs(manifest: dict[str, Any], objects: dict[tuple[str, str | None, str], dict[str, Any]]) -> list[dict]:
+    """The pod specs a workload runs; a TrainJob's are its runtime's (which must be in the plan), as its own runtime
+    patches change them."""
     spec = manifest["spec"]
+    if manifest["kind"] == "TrainJob":
+        runtime = objects[(spec["runtimeRef"]["kind"], None, spec["runtimeRef"]["name"])]
+        pods = []
+        for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+            pod = copy.deepcopy(job["template"]["spec"]["template"]["spec"])
+            for patch in spec.get("runtimePatches", []):
+                for patched in patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]:
+                    if patched["name"] == job["name"]:
+                        pod.update(patched["template"]["spec"]["template"]["spec"])
+            pods.append(pod)
+        return pods
     replicas = spec.get("pytorchReplicaSpecs") or spec.get("tfReplicaSpecs")
     if replicas:
         return [replica["template"]["spec"] for replica in replicas.values()]

@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 import yaml
-from aks_mlops_policies import ALL_POLICIES, prod_rules
+from aks_mlops_policies import ALL_POLICIES, prod_rules, props
 from aks_mlops_policies.props import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
 from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
 from pulumi_policy import EnforcementLevel
 
 from components import compute
-from components.core import naming
+from components.core import fabric, naming
 from components.monitoring import scraping
+from components.queueing import topology
 from offline.policy_check import POLICY_DIR, effective_enforcement, load_policy_config
 from offline.policy_check import policy_properties as properties
 from tests.support.policy import ADVISORY_RULE, POLICIES, PROD_RULES
@@ -36,6 +37,14 @@ def test_pack_constants_match_the_program() -> None:
     assert UNITS_PER_NODE_TAG == compute.UNITS_PER_NODE_TAG
     assert OPERATOR_DCGM_LABELS == scraping.OPERATOR_DCGM_POD_LABELS
     assert prod_rules.DATA_CLAIMS == (naming.DATASETS_CLAIM, naming.CHECKPOINTS_CLAIM)
+
+
+def test_pack_knows_the_labels_aks_sets_as_the_program_does() -> None:
+    """The topology rule accepts levels on the labels AKS sets itself: the pack's copy of that list is the program's,
+    and so is the pool label of the Topologies."""
+    assert props.AKS_NODE_LABELS == fabric.AKS_NODE_LABELS
+    assert props.ZONE_LABEL == fabric.ZONE_LABEL
+    assert props.GPU_POOL_LABEL == topology.POOL_LABEL
 
 
 def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:

@@ -59,6 +59,9 @@ CRD_NAMES = {
     "LocalQueue": "kueue/localqueues",
     "WorkloadPriorityClass": "kueue/workloadpriorityclasses",
     "Cohort": "kueue/cohorts",
+    "AdmissionCheck": "kueue/admissionchecks",
+    "ProvisioningRequestConfig": "kueue/provisioningrequestconfigs",
+    "Topology": "kueue/topologies",
 }
 # Kueue's default cohort of the platform when a stack sets none (README, Pulumi.yaml).
 DEFAULT_COHORT = "ml-platform"
@@ -130,6 +133,12 @@ def expected_identities(stack_config: dict[str, Any]) -> set[tuple[str, str, str
     return {
         ("ResourceFlavor", "cpu", None),
         *(("ResourceFlavor", p["name"], None) for p in config(stack_config, "gpuPools")),
+        # A Topology per pool that can put whole GPUs on several nodes (no MIG profile, maxCount above 1).
+        *(
+            ("Topology", p["name"], None)
+            for p in config(stack_config, "gpuPools")
+            if "migProfile" not in p and p["maxCount"] > 1
+        ),
         *(("ClusterQueue", cluster, None) for cluster in queues.values()),
         *(("LocalQueue", local, namespace) for namespace, local in queues),
         ("WorkloadPriorityClass", "training-batch", None),
@@ -204,6 +213,11 @@ def cluster_queue_rule_errors(manifest: Manifest) -> list[str]:
                     resource["nominalQuota"]
                 ):
                     errors.append(f"{where}: lendingLimit {resource['lendingLimit']} > {resource['nominalQuota']}")
+    # Webhook (pkg/webhooks/clusterqueue_webhook.go validateAdmissionCheckOnFlavors): onFlavors name listed flavors.
+    for check in spec.get("admissionChecksStrategy", {}).get("admissionChecks", []):
+        for flavor in check.get("onFlavors", []):
+            if flavor not in flavor_group:
+                errors.append(f"admission check {check.get('name')} runs on flavor {flavor}, which no group lists")
     preemption = spec.get("preemption", {})
     borrow_policy = preemption.get("borrowWithinCohort", {}).get("policy", "Never")
     if preemption.get("reclaimWithinCohort", "Never") == "Never" and borrow_policy != "Never":
@@ -234,9 +248,21 @@ def resource_flavor_rule_errors(manifest: Manifest) -> list[str]:
     return errors
 
 
+def topology_rule_errors(manifest: Manifest) -> list[str]:
+    """The Topology CRD's CEL rules on `spec.levels`: unique node labels, and the hostname label only last."""
+    labels = [level.get("nodeLabel") for level in manifest.get("spec", {}).get("levels", [])]
+    errors = []
+    if len(labels) != len(set(labels)):
+        errors.append(f"levels {labels} are not unique")
+    if "kubernetes.io/hostname" in labels and labels[-1] != "kubernetes.io/hostname":
+        errors.append("the kubernetes.io/hostname label can only be used at the lowest level of topology")
+    return errors
+
+
 RULES: dict[str, Callable[[Manifest], list[str]]] = {
     "ClusterQueue": cluster_queue_rule_errors,
     "ResourceFlavor": resource_flavor_rule_errors,
+    "Topology": topology_rule_errors,
 }
 
 

@@ -8,17 +8,21 @@ tested on exactly the shapes the Pulumi CLI hands them. `ok` and `bad` make a co
 
 The resource and prod rules' case table (`CASES`) lives here too: the resource tests run it, and the
 pack's coverage test counts it together with the stack rules' cases. So do the cases of the admission guardrails'
-stack rule (`GUARDRAIL_CASES`), which the admission program tests run.
+stack rule (`GUARDRAIL_CASES`), which the admission program tests run, and of the capacity-aware admission rule
+(`PROVISIONING_CASES`), which tests/program/test_provisioning_program.py runs, and of the rule tying Kueue's
+integrations to the job controllers installed (`INTEGRATION_CASES`), which tests/program/test_training_program.py runs.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import yaml
 from aks_mlops_policies import ALL_POLICIES
 from pulumi_policy import (
     PolicyResource,
@@ -28,7 +32,7 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from offline.engine import ProgramRun
+from offline.engine import ProgramRun, load_stack_config, run_stack
 from offline.policy_check import load_policy_config, policy_properties, to_policy_resources
 
 POLICIES = {policy.name: policy for policy in ALL_POLICIES}
@@ -679,5 +683,281 @@ GUARDRAIL_CASES = [
         "team namespace team-a is guarded by no ValidatingAdmissionPolicy",
         "no-guardrails",
         count=2,
+    ),
+]
+
+# --- the capacity-aware admission rule ------------------------------------------------------------------------------
+# The stack files leave kueue.provisioningRequests off, so the cases start from a run of the stack with it on
+# (`provisioning_requests_on`); tests/program/test_provisioning_program.py runs them.
+
+CHECKS_RESOLVE = "admission-checks-resolve"
+CAPACITY_CHECK = "queueing-admissioncheck-gpu-capacity"
+CAPACITY_CONFIG = "queueing-provisioningrequestconfig-gpu-capacity"
+TEAM_B_QUEUE = "queueing-clusterqueue-team-b"
+ON_FLAVORS = "spec.admissionChecksStrategy.admissionChecks.0.onFlavors"
+
+
+@functools.cache
+def provisioning_run(stack: str) -> ProgramRun:
+    """The stack's program run with kueue.provisioningRequests on (its other Kueue settings kept)."""
+    kueue = {**(load_stack_config(stack).get("aks-mlops:kueue") or {}), "provisioningRequests": True}
+    return run_stack(stack, {"kueue": kueue})
+
+
+def provisioning_requests_on(stack_name: str) -> Mutation:
+    """Replace the stack's resources by those of its run with kueue.provisioningRequests on."""
+
+    def mutate(stack: PolicyStack) -> None:
+        stack.by_urn = copy.deepcopy(to_policy_resources(provisioning_run(stack_name)))
+
+    return mutate
+
+
+PROD_PROVISIONING = provisioning_requests_on("prod")
+
+PROVISIONING_CASES = [
+    # Without the setting no queue names an admission check: nothing to resolve.
+    ok(CHECKS_RESOLVE, "dev"),
+    ok(CHECKS_RESOLVE, "prod", PROD_PROVISIONING, "provisioning-requests"),
+    ok(CHECKS_RESOLVE, "dev", provisioning_requests_on("dev"), "provisioning-requests-on-spot"),
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        combine(PROD_PROVISIONING, lambda stack: stack.remove(CAPACITY_CHECK)),
+        "ClusterQueue team-a names admission check gpu-capacity, which is no AdmissionCheck of this stack",
+        count=2,
+    ),
+    # A check named by hand on a stack that has none (the ClusterQueue would stay inactive).
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        setting(TEAM_B_QUEUE, "spec.admissionChecksStrategy", {"admissionChecks": [{"name": "gpu-capacity"}]}),
+        "ClusterQueue team-b names admission check gpu-capacity, which is no AdmissionCheck of this stack",
+        "named-without-setting",
+    ),
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        combine(PROD_PROVISIONING, lambda stack: stack.remove(CAPACITY_CONFIG)),
+        "AdmissionCheck gpu-capacity refers to ProvisioningRequestConfig 'gpu-capacity', which is no "
+        "ProvisioningRequestConfig of this stack",
+        "no-config",
+    ),
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        combine(PROD_PROVISIONING, setting(CLUSTER, "tags.aks-mlops-provisioning-requests", DELETE)),
+        "AdmissionCheck gpu-capacity asks the cluster autoscaler for ProvisioningRequests, but the cluster does not "
+        "declare that its autoscaler serves them",
+        "autoscaler-not-declared",
+    ),
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        combine(PROD_PROVISIONING, setting("h100-pool", "enableAutoScaling", False)),
+        "ClusterQueue team-a runs ProvisioningRequest check gpu-capacity on flavor h100, whose pool h100 does not "
+        "autoscale",
+        "pool-without-autoscaling",
+    ),
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        combine(PROD_PROVISIONING, setting(TEAM_B_QUEUE, ON_FLAVORS, ["cpu", "a100"])),
+        "ClusterQueue team-b runs ProvisioningRequest check gpu-capacity on flavor cpu, which selects no GPU pool",
+        "cpu-flavor",
+    ),
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        combine(PROD_PROVISIONING, setting(TEAM_B_QUEUE, ON_FLAVORS, DELETE)),
+        "ClusterQueue team-b runs ProvisioningRequest check gpu-capacity for every flavor, the CPU flavor included",
+        "every-flavor",
+    ),
+    bad(
+        CHECKS_RESOLVE,
+        "prod",
+        combine(PROD_PROVISIONING, setting(TEAM_B_QUEUE, ON_FLAVORS, ["a100", "h100"])),
+        "ClusterQueue team-b runs admission check gpu-capacity on flavor h100, which it does not list",
+        "unlisted-flavor",
+    ),
+]
+
+# --- Kueue's integrations <-> the job controllers installed ---------------------------------------------------------
+# tests/program/test_training_program.py runs these.
+
+INTEGRATIONS_INSTALLED = "kueue-integrations-installed"
+KUEUE_RELEASE = "queueing-kueue"
+TRAINER_RELEASE = "kubeflow-trainer-release"
+OPERATOR_V1 = "training-operator-manifests"
+MANAGER_CONFIG = ("values", "managerConfig", "controllerManagerConfigYaml")
+
+
+def kueue_frameworks(change: Callable[[list[str]], list[str]]) -> Mutation:
+    """Rewrite the integrations.frameworks of the Kueue release's manager config (a YAML document in its values)."""
+
+    def mutate(stack: PolicyStack) -> None:
+        values = stack.named(KUEUE_RELEASE).props
+        for key in MANAGER_CONFIG[:-1]:
+            values = values[key]
+        config = yaml.safe_load(values[MANAGER_CONFIG[-1]])
+        config["integrations"]["frameworks"] = change(list(config["integrations"]["frameworks"]))
+        values[MANAGER_CONFIG[-1]] = yaml.safe_dump(config, sort_keys=False)
+
+    return mutate
+
+
+def without_v1_frameworks(frameworks: list[str]) -> list[str]:
+    return [framework for framework in frameworks if not framework.startswith("kubeflow.org/")]
+
+
+def without_v1_operator(stack: PolicyStack) -> None:
+    """A stack that runs Trainer v2 only (trainingOperatorV1: false): no v1 operator, no v1 integrations."""
+    stack.remove(OPERATOR_V1)
+    kueue_frameworks(without_v1_frameworks)(stack)
+
+
+INTEGRATION_CASES = [
+    ok(INTEGRATIONS_INSTALLED, "dev"),
+    ok(INTEGRATIONS_INSTALLED, "prod"),
+    ok(INTEGRATIONS_INSTALLED, "prod", without_v1_operator, "trainer-v2-only"),
+    # JobSet from a chart of its own backs the JobSet integration as well as the Trainer's bundled one.
+    ok(
+        INTEGRATIONS_INSTALLED,
+        "dev",
+        combine(
+            setting(TRAINER_RELEASE, "values.jobset.install", False),
+            setting(TRAINER_RELEASE, "chart", "oci://registry.k8s.io/jobset/charts/jobset"),
+            kueue_frameworks(lambda frameworks: [f for f in frameworks if f != "trainer.kubeflow.org/trainjob"]),
+        ),
+        "standalone-jobset-chart",
+    ),
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "dev",
+        lambda stack: stack.remove(OPERATOR_V1),
+        "Kueue release queueing-kueue enables integration kubeflow.org/pytorchjob, but the stack installs no "
+        "controller for it (the Kubeflow Training Operator v1 (its kustomization))",
+        count=2,
+    ),
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "prod",
+        lambda stack: stack.remove(TRAINER_RELEASE),
+        "enables integration trainer.kubeflow.org/trainjob, but the stack installs no controller for it (Kubeflow "
+        "Trainer",
+        "no-trainer",
+        count=2,
+    ),
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "dev",
+        setting(TRAINER_RELEASE, "values.jobset.install", False),
+        "enables integration jobset.x-k8s.io/jobset, but the stack installs no controller for it (JobSet",
+        "jobset-not-installed",
+    ),
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "prod",
+        setting(TRAINER_RELEASE, "values.crds.enabled", False),
+        "enables integration trainer.kubeflow.org/trainjob, but the stack installs no controller",
+        "trainer-crds-disabled",
+    ),
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "prod",
+        kueue_frameworks(lambda frameworks: [*frameworks, "kubeflow.org/mpijob"]),
+        "enables integration kubeflow.org/mpijob, but the stack installs no controller for it (its controller)",
+        "unknown-controller",
+    ),
+    # Without a manager config of its own, Kueue runs its chart's integrations (MPI, Ray, AppWrapper, LWS ...).
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "dev",
+        setting(KUEUE_RELEASE, "values.managerConfig", DELETE),
+        "enables integration ray.io/rayjob",
+        "chart-default-integrations",
+        count=6,
+    ),
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "dev",
+        lambda stack: _without_dependency(stack, KUEUE_RELEASE, TRAINER_RELEASE),
+        "Kueue release queueing-kueue does not depend on kubeflow-trainer-release, which backs its integration "
+        "jobset.x-k8s.io/jobset, trainer.kubeflow.org/trainjob",
+        "kueue-not-after-trainer",
+    ),
+    bad(
+        INTEGRATIONS_INSTALLED,
+        "prod",
+        lambda stack: _without_dependency(stack, KUEUE_RELEASE, OPERATOR_V1),
+        "does not depend on training-operator-manifests, which backs its integration kubeflow.org/pytorchjob, "
+        "kubeflow.org/tfjob",
+        "kueue-not-after-operator",
+    ),
+]
+
+
+def _without_dependency(stack: PolicyStack, name: str, on: str) -> None:
+    resource, target = stack.named(name), stack.named(on)
+    assert target in resource.dependencies, f"{name} does not depend on {on}"
+    resource.dependencies = [d for d in resource.dependencies if d is not target]
+
+
+# --- the topology stack rule ------------------------------------------------------------------------------------------
+# Every level of a Kueue Topology is a label its pool's nodes carry; tests/program/test_policies_stack.py runs these.
+
+TOPOLOGY_RULE = "topology-levels-on-pool-labels"
+
+TOPOLOGY_CASES = [
+    ok(TOPOLOGY_RULE, "dev"),
+    ok(TOPOLOGY_RULE, "prod"),
+    # A label the pool itself declares (gpuPools[].labels) is as good as one AKS sets.
+    ok(
+        TOPOLOGY_RULE,
+        "prod",
+        combine(
+            setting("h100-pool", "nodeLabels.rack", "r1"),
+            setting(
+                "queueing-topology-h100",
+                "spec.levels",
+                [{"nodeLabel": "rack"}, {"nodeLabel": "kubernetes.io/hostname"}],
+            ),
+        ),
+        "pool-label-level",
+    ),
+    # The InfiniBand locality label of Azure's torset labeler is not AKS's: nodes the autoscaler adds lack it.
+    bad(
+        TOPOLOGY_RULE,
+        "prod",
+        setting("queueing-topology-h100", "spec.levels.0.nodeLabel", "ib/torset"),
+        "Topology h100 has level ib/torset, which the nodes of pool h100 do not carry",
+    ),
+    bad(
+        TOPOLOGY_RULE,
+        "dev",
+        setting("queueing-topology-t4spot", "spec.levels.0.nodeLabel", "topology.kubernetes.io/zone"),
+        "pool t4spot has no availability zones: AKS puts fault domains in that label there",
+        "zone-on-a-pool-without-zones",
+    ),
+    bad(
+        TOPOLOGY_RULE,
+        "prod",
+        setting("queueing-resourceflavor-a100", "spec.topologyName", "racks"),
+        "a ResourceFlavor references Topology racks, which the stack does not create",
+        "missing-topology",
+    ),
+    bad(
+        TOPOLOGY_RULE,
+        "prod",
+        setting("queueing-topology-a100", "metadata.labels", {"aks-mlops/gpu-pool": "a100x"}),
+        "Topology a100 describes pool a100x, which is no node pool of this stack",
+        "unknown-pool",
+    ),
+    bad(
+        TOPOLOGY_RULE,
+        "dev",
+        setting("queueing-topology-t4spot", "metadata.labels", {}),
+        "Topology t4spot describes no GPU pool",
+        "unlabelled",
     ),
 ]

@@ -9,7 +9,7 @@ import yaml
 
 from components.config.errors import ConfigError
 from components.core.placement import system_placement
-from components.queueing.kueue import INTEGRATIONS, kueue_values, manager_config, resource_groups
+from components.queueing.kueue import INTEGRATIONS, integrations, kueue_values, manager_config, resource_groups
 from offline.engine import load_stack_config
 from tests.support.config import gpu_pool, settings_for
 
@@ -42,10 +42,22 @@ def test_manager_config_waits_for_whole_gangs_and_requeues_with_backoff() -> Non
     assert config["leaderElection"]["leaderElect"] is True
 
 
-def test_integrations_cover_the_job_kinds_the_platform_runs() -> None:
+def test_integrations_cover_the_job_kinds_the_platform_installs() -> None:
+    # Kubeflow Trainer v2 (TrainJob, and the JobSet its chart brings) is always installed.
     frameworks = manager_config(PROD.kueue)["integrations"]["frameworks"]
-    assert frameworks == list(INTEGRATIONS)
-    assert {"batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob"} <= set(frameworks)
+    assert frameworks == list(INTEGRATIONS) == integrations(training_operator_v1=False)
+    assert {"batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment"} == set(
+        frameworks
+    )
+    # The v1 jobs only where the Training Operator v1 runs (a Kueue integration without its CRDs and controller
+    # would gate jobs nobody runs).
+    with_v1 = manager_config(PROD.kueue, training_operator_v1=True)["integrations"]["frameworks"]
+    assert with_v1 == [*INTEGRATIONS, "kubeflow.org/pytorchjob", "kubeflow.org/tfjob"]
+    assert PROD.training_operator_v1
+    values = kueue_values(PROD.kueue, system_placement(), training_operator_v1=PROD.training_operator_v1)
+    assert yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])["integrations"] == {
+        "frameworks": with_v1
+    }
 
 
 def test_chart_values_carry_the_config_as_yaml_and_place_the_controller_on_system_nodes() -> None:

@@ -8,12 +8,14 @@ variant with a spot pool (`PROD_SPOT`: team-a has quota on a100spot too, team-c 
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, NamedTuple
 
 import pytest
 
 from components.config.settings import Settings
+from components.core.fabric import RDMA_RESOURCE
 from components.workloads.reference import reference_workloads
 from offline.check import Finding, Report, check_manifest, render_json, render_text
 from offline.check_normalize import normalize
@@ -77,6 +79,27 @@ class Bad(NamedTuple):
     fix: str = ""
 
 
+def with_rdma(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A copy in which every container asking for GPUs also asks for the RDMA shared device plugin's resource."""
+    manifest = copy.deepcopy(manifest)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for container in node.get("containers") or []:
+                resources = container.get("resources") or {}
+                if any(str(name).startswith("nvidia.com/") for name in resources.get("limits") or {}):
+                    for amounts in resources.values():
+                        amounts[RDMA_RESOURCE] = 1
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(manifest)
+    return manifest
+
+
 def _two_gpu_kinds() -> dict[str, Any]:
     manifest = job(PROD)
     trainer = resolve(manifest, f"{TEMPLATE}.containers[0]")
@@ -100,6 +123,17 @@ AFFINITY_INFERENCE = {
         }
     }
 }
+
+
+def runtime_patch_pool(pool: str) -> dict[str, Any]:
+    """A TrainJob runtime patch (Trainer v2.3) pinning the trainer's pods to a pool; another replicated job first."""
+    pod = {"template": {"spec": {"template": {"spec": {"nodeSelector": {"agentpool": pool}}}}}}
+    jobs = [{"name": "dataset-initializer", **copy.deepcopy(pod)}, {"name": "node", **pod}]
+    return {"manager": "team-a/placement", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}}}
+
+
+# A patch of another manager that touches no pod placement (Kueue's before admission).
+RUNTIME_PATCH_KUEUE = {"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {}}}
 
 BAD = {
     # namespace
@@ -198,10 +232,27 @@ BAD = {
     ),
     "gang-tfjob-over-h100-quota": Bad(
         "prod",
-        tf_job(PROD, workers=3, gpus=8, pool="h100"),
+        with_rdma(tf_job(PROD, workers=3, gpus=8, pool="h100")),
         "gang-quota",
         "spec.tfReplicaSpecs",
         "24 nvidia.com/gpu (Worker 3 x 8)",
+    ),
+    # InfiniBand (prod's h100 pool: Standard_ND96isr_H100_v5)
+    "rdma-missing-on-an-infiniband-pool": Bad(
+        "prod",
+        tf_job(PROD, workers=2, gpus=8, pool="h100"),
+        "rdma",
+        "spec.tfReplicaSpecs.Worker.template.spec.containers[0].resources.limits",
+        "container 'trainer' of a multi-node job on InfiniBand pool h100 does not ask for rdma/shared_ib",
+        "add rdma/shared_ib: 1 to its requests and limits",
+    ),
+    "rdma-on-a-pool-without-infiniband": Bad(
+        "prod",
+        with_rdma(tf_job(PROD, workers=2, gpus=1, pool="a100")),
+        "rdma",
+        "spec.tfReplicaSpecs.Worker.template.spec.containers",
+        "asks for rdma/shared_ib, which pool a100 does not offer (no InfiniBand)",
+        "drop rdma/shared_ib",
     ),
     "gang-jobset-replicas-times-parallelism": Bad(
         "dev", jobset(DEV, replicas=2, parallelism=2), "gang-quota", "spec.replicatedJobs", "4 nvidia.com/gpu"
@@ -238,6 +289,14 @@ BAD = {
         "node-placement",
         "spec.podSpecOverrides[0].nodeSelector",
         "matches none",
+    ),
+    "placement-trainjob-runtime-patch": Bad(
+        "prod",
+        changed(train_job(PROD), "spec.runtimePatches", [RUNTIME_PATCH_KUEUE, runtime_patch_pool("h200")]),
+        "node-placement",
+        "spec.runtimePatches[1].trainingRuntimeSpec.template.spec.replicatedJobs[1].template.spec.template.spec"
+        ".nodeSelector",
+        "nodeSelector agentpool=h200 matches none",
     ),
     "gpus-per-node-selected-pool": Bad(
         "prod",
@@ -396,6 +455,7 @@ def test_every_check_has_a_bad_case() -> None:
         "termination-grace",
         "shm",
         "spot-checkpoints",
+        "rdma",
         "gang-quota",
         "pod-failure-policy",
         "runtime-ref",
@@ -432,7 +492,9 @@ GOOD = {
         for stack in ("dev", "prod")
     },
     "prod-team-b-borrows-up-to-its-limit": ("prod", job(PROD, namespace="team-b", parallelism=6)),
-    "prod-h100-gang-of-two-8-gpu-workers": ("prod", tf_job(PROD, workers=2, gpus=8, pool="h100")),
+    "prod-h100-gang-of-two-8-gpu-workers": ("prod", with_rdma(tf_job(PROD, workers=2, gpus=8, pool="h100"))),
+    # One pod on the InfiniBand pool talks to no other node: no RDMA resource needed.
+    "prod-h100-single-node-needs-no-rdma": ("prod", tf_job(PROD, workers=1, gpus=8, pool="h100")),
     "prod-h100-pytorchjob-unpinned-pool": ("prod", pytorch_job(PROD, workers=1, gpus=8)),
     "prod-mig-trials": ("prod", job(PROD, resource="nvidia.com/mig-1g.10gb", parallelism=7, pool="a100mig")),
     "prod-on-demand-needs-no-checkpoints": ("prod", job(PROD, checkpoints=False)),

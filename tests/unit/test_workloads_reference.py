@@ -103,7 +103,15 @@ class Case:
         return f"{self.stack}/{self.team}/{self.file}"
 
 
-CASES = [Case(stack, team, file) for stack in STACKS for team, files in WORKLOADS[stack].items() for file in files]
+# Every workload with pod templates of its own; the TrainJob (whose pods are its runtime's) is checked in
+# tests/unit/test_training_trainer.py.
+CASES = [
+    Case(stack, team, file)
+    for stack in STACKS
+    for team, files in WORKLOADS[stack].items()
+    for file, manifest in files.items()
+    if manifest["kind"] != "TrainJob"
+]
 
 
 def replicas_of(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -148,14 +156,32 @@ def volumes_by_name(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_each_team_gets_the_workloads_its_quota_allows() -> None:
     files = {stack: {team: list(w) for team, w in WORKLOADS[stack].items()} for stack in STACKS}
-    common = ["job-checkpointed.yaml", "pytorchjob-distributed.yaml", "tfjob.yaml", "inference-deployment.yaml"]
+    common = [
+        "job-checkpointed.yaml",
+        "pytorchjob-distributed.yaml",
+        "trainjob-distributed.yaml",
+        "tfjob.yaml",
+        "inference-deployment.yaml",
+    ]
     assert files == {
         "dev": {"team-a": common},
         "prod": {
             # Only team-a holds quota on the MIG pool.
-            "team-a": [*common[:2], "trial-mig.yaml", *common[2:]],
+            "team-a": [*common[:3], "trial-mig.yaml", *common[3:]],
             "team-b": common,
         },
+    }
+
+
+def test_kubeflow_v1_jobs_only_where_the_stack_runs_the_training_operator_v1() -> None:
+    # Both stacks keep the v1 operator; a new stack runs Trainer v2 only, and gets its TrainJob but no v1 job.
+    assert all(settings.training_operator_v1 for settings in SETTINGS.values())
+    config = {**load_stack_config("prod"), "aks-mlops:trainingOperatorV1": False}
+    settings = load_settings(stack_settings_raw(config))
+    files = {team: list(workloads) for team, workloads in reference_workloads(settings).items()}
+    assert files == {
+        "team-a": ["job-checkpointed.yaml", "trainjob-distributed.yaml", "trial-mig.yaml", "inference-deployment.yaml"],
+        "team-b": ["job-checkpointed.yaml", "trainjob-distributed.yaml", "inference-deployment.yaml"],
     }
 
 
@@ -197,7 +223,9 @@ def test_exact_placement_and_size(case: Case) -> None:
         pods,
     )
     limits = the_container(manifest)["resources"]["limits"]
-    assert limits == {"cpu": str(cpu), "memory": f"{memory}Gi", resource: units}
+    # The gang on prod's InfiniBand pool (h100, ND96isr_H100_v5) also asks for the pool's RDMA resource.
+    rdma = {"rdma/shared_ib": 1} if (case.stack, case.team, case.file) in INFINIBAND_CASES else {}
+    assert limits == {"cpu": str(cpu), "memory": f"{memory}Gi", resource: units, **rdma}
     shm_volumes = [v for v in next(pod_specs(manifest))["volumes"] if "emptyDir" in v]
     assert [v["emptyDir"]["sizeLimit"] for v in shm_volumes] == ([f"{shm}Gi"] if shm else [])
 
@@ -430,6 +458,38 @@ def test_jobs_ignore_disruptions_and_fail_at_once_on_the_non_retriable_exit_code
     assert spec["activeDeadlineSeconds"] == 72 * 3600
 
 
+INFINIBAND_CASES = {("prod", "team-a", "pytorchjob-distributed.yaml")}
+NCCL_INFINIBAND = {
+    "NCCL_IB_DISABLE": "0",
+    "NCCL_IB_HCA": "mlx5",
+    "NCCL_NET_GDR_LEVEL": "SYS",
+    "NCCL_IB_PCI_RELAXED_ORDERING": "1",
+}
+
+
+def test_distributed_jobs_use_infiniband_exactly_on_the_infiniband_pool() -> None:
+    """prod team-a's gang runs on h100 (InfiniBand): RDMA resource and NCCL over InfiniBand; dev's t4spot gang and
+    prod team-b's a100 gang (no InfiniBand) ask for neither."""
+    for stack, team_name, file in (
+        ("dev", "team-a", "pytorchjob-distributed.yaml"),
+        ("prod", "team-a", "pytorchjob-distributed.yaml"),
+        ("prod", "team-b", "pytorchjob-distributed.yaml"),
+    ):
+        infiniband = (stack, team_name, file) in INFINIBAND_CASES
+        manifest = WORKLOADS[stack][team_name][file]
+        for spec in pod_specs(manifest):
+            container = spec["containers"][0]
+            env = {item["name"]: item["value"] for item in container["env"]}
+            assert {key: env[key] for key in NCCL_INFINIBAND if key in env} == (NCCL_INFINIBAND if infiniband else {})
+            for amounts in container["resources"].values():
+                assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
+        train_job = WORKLOADS[stack][team_name]["trainjob-distributed.yaml"]["spec"]["trainer"]
+        env = {item["name"]: item["value"] for item in train_job["env"]}
+        assert {key: env[key] for key in NCCL_INFINIBAND if key in env} == (NCCL_INFINIBAND if infiniband else {})
+        for amounts in train_job["resourcesPerNode"].values():
+            assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.manifest["kind"] == "PyTorchJob"], ids=str)
 def test_the_distributed_job_sets_up_nccl(case: Case) -> None:
     for spec in pod_specs(case.manifest):
@@ -458,13 +518,18 @@ def test_the_inference_deployment_is_a_kueue_workload_that_never_surges() -> Non
 
 def test_a_spot_flavor_that_needs_opting_in_is_reached_through_the_spot_queue() -> None:
     settings = load_settings(
-        prod_raw(gpuPools=[gpu_pool(name="t4spot", spot=True)], teams=[team(gpuQuota={"t4spot": 2})])
+        prod_raw(
+            gpuPools=[gpu_pool(name="t4spot", spot=True)],
+            teams=[team(gpuQuota={"t4spot": 2})],
+            trainingOperatorV1=True,
+        )
     )
     assert settings.spot_needs_opt_in
     workloads = reference_workloads(settings)["team-a"]
     assert set(workloads) == {
         "job-checkpointed.yaml",
         "pytorchjob-distributed.yaml",
+        "trainjob-distributed.yaml",
         "tfjob.yaml",
         "inference-deployment.yaml",
     }
@@ -495,7 +560,7 @@ def test_serving_pools_come_first_for_the_inference_deployment() -> None:
     )
     assert reference.SERVING_ROLE in WORKLOAD_ROLES
     workloads = reference_workloads(settings)["team-a"]
-    selector = {name: next(pod_specs(m))["nodeSelector"] for name, m in workloads.items()}
+    selector = {name: next(pod_specs(m))["nodeSelector"] for name, m in workloads.items() if m["kind"] != "TrainJob"}
     assert selector["inference-deployment.yaml"] == {"agentpool": "serve"}
     assert selector["job-checkpointed.yaml"] == {"agentpool": "gpu"}
 
@@ -522,11 +587,14 @@ def test_a_team_without_nominal_quota_borrows_for_its_gang() -> None:
                 team(gpuQuota={"t4": {"nominal": 0}}),
                 team(name="team-b", gpuQuota={"t4": 3}),
             ],
+            trainingOperatorV1=True,
         )
     )
-    job = reference_workloads(settings)["team-a"]["pytorchjob-distributed.yaml"]
+    workloads = reference_workloads(settings)["team-a"]
+    job = workloads["pytorchjob-distributed.yaml"]
     # Nothing of its own: the gang is what team-b lends, 3 single-GPU nodes.
     assert {role: r["replicas"] for role, r in job["spec"]["pytorchReplicaSpecs"].items()} == {"Master": 1, "Worker": 2}
+    assert workloads["trainjob-distributed.yaml"]["spec"]["trainer"]["numNodes"] == 3
 
 
 def test_no_distributed_job_where_no_whole_node_fits_the_quota() -> None:
@@ -538,14 +606,23 @@ def test_no_distributed_job_where_no_whole_node_fits_the_quota() -> None:
     )
     files = reference_workloads(settings)["team-a"]
     assert "pytorchjob-distributed.yaml" not in files
+    assert "trainjob-distributed.yaml" not in files
     assert "job-checkpointed.yaml" in files
 
 
 def test_pods_fit_a_small_team_quota() -> None:
-    settings = load_settings(quota_raw({"t4": 2}, teams=[team(gpuQuota={"t4": 2}, cpu=2, memory="8Gi")]))
-    job = reference_workloads(settings)["team-a"]["pytorchjob-distributed.yaml"]
+    settings = load_settings(
+        quota_raw({"t4": 2}, teams=[team(gpuQuota={"t4": 2}, cpu=2, memory="8Gi")], trainingOperatorV1=True)
+    )
+    workloads = reference_workloads(settings)["team-a"]
+    job = workloads["pytorchjob-distributed.yaml"]
     limits = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert (limits["cpu"], limits["memory"]) == ("1", "4Gi")
+    trainer = workloads["trainjob-distributed.yaml"]["spec"]["trainer"]
+    assert (trainer["resourcesPerNode"]["limits"]["cpu"], trainer["resourcesPerNode"]["limits"]["memory"]) == (
+        "1",
+        "4Gi",
+    )
 
 
 # --- schemas -------------------------------------------------------------------------------------------
