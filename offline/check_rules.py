@@ -70,6 +70,8 @@ class Platform:
     priorities: tuple[str, ...]
     # The team's checkpoints claim is on a class that keeps its volume (reclaimPolicy Retain).
     checkpoints_retained: bool
+    # The Kubeflow Training Operator v1 runs beside Trainer v2 (settings.training_operator_v1).
+    operator_v1: bool
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Platform:
@@ -92,6 +94,7 @@ class Platform:
             require_digests=settings.workloads.require_image_digests,
             priorities=tuple(priority.name for priority in PRIORITIES),
             checkpoints_retained=retained,
+            operator_v1=settings.training_operator_v1,
         )
 
     def team_in(self, namespace: str | None) -> TeamSettings | None:
@@ -705,7 +708,24 @@ def check_runtime_ref(scope: Scope) -> Iterator[Problem]:
         )
 
 
-WORKLOAD_CHECKS = (check_namespace, check_queue, check_workload_priority)
+# Kinds only the Kubeflow Training Operator v1 runs (kubeflow.org/v1).
+OPERATOR_V1_KINDS = ("PyTorchJob", "TFJob")
+
+
+def check_installed(scope: Scope) -> Iterator[Problem]:
+    workload = scope.workload
+    if workload.kind in OPERATOR_V1_KINDS and not scope.platform.operator_v1:
+        yield Problem(
+            "installed",
+            "kind",
+            f"{workload.kind} is run by the Kubeflow Training Operator v1, which this stack does not install: the "
+            "object would be refused (no such CRD) and never run",
+            "write a TrainJob on the torch-distributed ClusterTrainingRuntime instead (README, Kubeflow Trainer v2), "
+            "or set trainingOperatorV1: true on the stack",
+        )
+
+
+WORKLOAD_CHECKS = (check_installed, check_namespace, check_queue, check_workload_priority)
 ROLE_CHECKS = (
     check_images,
     check_requests_equal_limits,

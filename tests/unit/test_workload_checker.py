@@ -56,7 +56,9 @@ def _prod_with_spot_pool() -> Settings:
 
 
 PROD_SPOT = _prod_with_spot_pool()
-STACKS = {"dev": DEV, "prod": PROD, "prod-spot": PROD_SPOT}
+# A stack as new stacks are: Trainer v2 only, no Training Operator v1.
+DEV_TRAINER_V2_ONLY = settings_for(load_stack_config("dev"), trainingOperatorV1=False)
+STACKS = {"dev": DEV, "prod": PROD, "prod-spot": PROD_SPOT, "dev-v2-only": DEV_TRAINER_V2_ONLY}
 PLATFORMS = {name: Platform.from_settings(settings) for name, settings in STACKS.items()}
 
 TEMPLATE = "spec.template.spec"
@@ -136,6 +138,21 @@ def runtime_patch_pool(pool: str) -> dict[str, Any]:
 RUNTIME_PATCH_KUEUE = {"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {}}}
 
 BAD = {
+    # installed
+    "pytorchjob-without-the-v1-operator": Bad(
+        "dev-v2-only",
+        pytorch_job(DEV_TRAINER_V2_ONLY),
+        "installed",
+        "kind",
+        "PyTorchJob is run by the Kubeflow Training Operator v1, which this stack does not install",
+    ),
+    "tfjob-without-the-v1-operator": Bad(
+        "dev-v2-only",
+        tf_job(DEV_TRAINER_V2_ONLY),
+        "installed",
+        "kind",
+        "TFJob is run by the Kubeflow Training Operator v1",
+    ),
     # namespace
     "namespace-not-a-team": Bad(
         "dev", changed(job(DEV), "metadata.namespace", "ml"), "namespace", "metadata.namespace", "'ml' is not a team"
@@ -443,6 +460,7 @@ def test_every_check_has_a_bad_case() -> None:
     # Each check function reports under one id of its own; the table names every id at least once.
     assert len(checks) == len(WORKLOAD_CHECKS) + len(ROLE_CHECKS) + len(GANG_CHECKS)
     assert checks == {
+        "installed",
         "namespace",
         "queue",
         "workload-priority-class",
