@@ -45,6 +45,7 @@ from components.core.training_pods import (
     TRAINER_API_VERSION,
     TRAINER_NODE,
     WORKLOAD_IDENTITY_LABEL,
+    team_pod_security,
 )
 from components.core.versions import KUBEFLOW_TRAINER, TRAINING_OPERATOR_KUSTOMIZATION
 
@@ -142,15 +143,7 @@ def runtime_pod_template(defaults: TrainingPodDefaults) -> dict[str, Any]:
         "serviceAccountName": WORKLOAD_SERVICE_ACCOUNT,
         "priorityClassName": TRAINING_PRIORITY,
         "terminationGracePeriodSeconds": defaults.termination_grace_seconds,
-        "securityContext": {
-            "runAsUser": defaults.storage.uid,
-            "runAsGroup": defaults.storage.gid,
-            "fsGroup": defaults.storage.gid,
-            # Never walk a multi-terabyte volume to change group ownership on every mount.
-            "fsGroupChangePolicy": "OnRootMismatch",
-            "runAsNonRoot": True,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": team_pod_security(defaults.storage.uid, defaults.storage.gid),
         "containers": [container],
         "volumes": [
             {"name": DATASETS_CLAIM, "persistentVolumeClaim": {"claimName": DATASETS_CLAIM, "readOnly": True}},

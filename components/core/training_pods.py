@@ -31,3 +31,17 @@ TORCH_DISTRIBUTED_RUNTIME = "torch-distributed"
 # torchrun environment (PET_*). kubeflow/trainer v2.3.0 pkg/constants (Node = "node") and
 # pkg/runtime/framework/plugins/jobset/builder.go.
 TRAINER_NODE = "node"
+
+
+def team_pod_security(uid: int, gid: int) -> dict[str, object]:
+    """The pod securityContext of team workloads: the storage owner's uid/gid (settings.storage), never root, and
+    the restricted Pod Security level's seccomp profile. fsGroupChangePolicy OnRootMismatch never walks a
+    multi-terabyte volume to change group ownership on every mount."""
+    return {
+        "runAsUser": uid,
+        "runAsGroup": gid,
+        "fsGroup": gid,
+        "fsGroupChangePolicy": "OnRootMismatch",
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }

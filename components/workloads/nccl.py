@@ -37,7 +37,7 @@ from components.core.naming import (
     WORKLOAD_SERVICE_ACCOUNT,
 )
 from components.core.pool_facts import GpuPoolFacts
-from components.core.training_pods import CHECKPOINTS_MOUNT, NCCL_ENVIRONMENT, SHM_MOUNT, SHM_VOLUME
+from components.core.training_pods import CHECKPOINTS_MOUNT, NCCL_ENVIRONMENT, SHM_MOUNT, SHM_VOLUME, team_pod_security
 from components.workloads.reference import JOB_LABEL, obtainable, pod_size, queue_for
 
 Manifest = dict[str, Any]
@@ -190,14 +190,7 @@ def nccl_allreduce_job(settings: Settings, team: TeamSettings, pool: GpuPoolFact
                     "priorityClassName": TRAINING_PRIORITY,
                     "terminationGracePeriodSeconds": int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
                     "nodeSelector": dict(pool.selector),
-                    "securityContext": {
-                        "runAsUser": settings.storage.uid,
-                        "runAsGroup": settings.storage.gid,
-                        "fsGroup": settings.storage.gid,
-                        "fsGroupChangePolicy": "OnRootMismatch",
-                        "runAsNonRoot": True,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
+                    "securityContext": team_pod_security(settings.storage.uid, settings.storage.gid),
                     "containers": [container],
                     "volumes": [
                         {"name": CHECKPOINTS_CLAIM, "persistentVolumeClaim": {"claimName": CHECKPOINTS_CLAIM}},

@@ -67,6 +67,7 @@ from components.core.training_pods import (
     TRAINER_API_VERSION,
     TRAINER_NODE,
     WORKLOAD_IDENTITY_LABEL,
+    team_pod_security,
 )
 
 Manifest = dict[str, Any]
@@ -340,15 +341,7 @@ def _pod_template(
         # The cluster autoscaler waits no longer than this for a pod when it drains a node to scale it down.
         "terminationGracePeriodSeconds": int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
         "nodeSelector": dict(placement.facts.selector),
-        "securityContext": {
-            "runAsUser": settings.storage.uid,
-            "runAsGroup": settings.storage.gid,
-            "fsGroup": settings.storage.gid,
-            # Never walk a multi-terabyte volume to change group ownership on every mount.
-            "fsGroupChangePolicy": "OnRootMismatch",
-            "runAsNonRoot": True,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": team_pod_security(settings.storage.uid, settings.storage.gid),
         "containers": [container],
         "volumes": _volumes(placement, serving=serving),
     }
