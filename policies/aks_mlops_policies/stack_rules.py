@@ -702,6 +702,90 @@ topology_levels_on_pool_labels = StackValidationPolicy(
     validate=_topology_levels_on_pool_labels,
 )
 
+# The label the program's node-setup DaemonSet puts on an InfiniBand node once containerd's locked-memory limit is
+# lifted (components/network/memlock.py); the NicClusterPolicy's DaemonSets must require it.
+MEMLOCK_LABEL = "aks-mlops/rdma-memlock"
+
+
+def _term_pools(term: dict[str, Any]) -> set[str]:
+    return {
+        value
+        for expression in term.get("matchExpressions") or []
+        if expression.get("key") == "agentpool" and expression.get("operator") == "In"
+        for value in expression.get("values") or []
+    }
+
+
+def _requires_memlock(term: dict[str, Any]) -> bool:
+    return any(
+        expression.get("key") == MEMLOCK_LABEL
+        and expression.get("operator") == "In"
+        and expression.get("values") == ["unlimited"]
+        for expression in term.get("matchExpressions") or []
+    )
+
+
+def _memlock_labelled_pools(resources: list[PolicyResource]) -> set[str]:
+    """Pools covered by a DaemonSet whose init container labels its node with the memlock label."""
+    covered: set[str] = set()
+    for daemonset in _of_kind(resources, "DaemonSet"):
+        pod = get(daemonset.props, "spec", "template", "spec", default={}) or {}
+        labels = any(
+            f"{MEMLOCK_LABEL}=unlimited" in (container.get("args") or [])
+            for container in pod.get("initContainers") or []
+        )
+        terms = (
+            get(
+                pod,
+                "affinity",
+                "nodeAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                "nodeSelectorTerms",
+                default=[],
+            )
+            or []
+        )
+        if labels:
+            covered |= {pool for term in terms for pool in _term_pools(term)}
+    return covered
+
+
+def _rdma_only_where_memlock_lifted(args: StackValidationArgs, report: Report) -> None:
+    covered = _memlock_labelled_pools(args.resources)
+    for policy in _of_kind(args.resources, "NicClusterPolicy"):
+        if get(policy.props, "spec", "rdmaSharedDevicePlugin") is None:
+            continue
+        name = get(policy.props, "metadata", "name")
+        terms = (
+            get(
+                policy.props,
+                "spec",
+                "nodeAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                "nodeSelectorTerms",
+                default=[],
+            )
+            or []
+        )
+        if not terms or not all(_requires_memlock(term) for term in terms):
+            report(
+                f"NicClusterPolicy {name} offers RDMA on nodes without requiring {MEMLOCK_LABEL}=unlimited: "
+                "an RDMA pod could start under containerd's 64 KiB locked-memory limit and NCCL fail to register "
+                "memory; require the label in every nodeSelectorTerm"
+            )
+        for pool in sorted({pool for term in terms for pool in _term_pools(term)} - covered):
+            report(
+                f"NicClusterPolicy {name} targets pool {pool}, which no DaemonSet lifts the locked-memory limit "
+                f"of (none labels its nodes {MEMLOCK_LABEL}=unlimited): RDMA would never be offered there"
+            )
+
+
+rdma_only_where_memlock_lifted = StackValidationPolicy(
+    name="rdma-only-where-memlock-lifted",
+    description="RDMA devices are offered only on nodes whose locked-memory limit a DaemonSet of the stack has lifted.",
+    validate=_rdma_only_where_memlock_lifted,
+)
+
 STACK_POLICIES = [
     flavors_select_gpu_pools,
     gpu_quota_within_capacity,
@@ -718,4 +802,5 @@ STACK_POLICIES = [
     admission_checks_resolve,
     kueue_integrations_installed,
     topology_levels_on_pool_labels,
+    rdma_only_where_memlock_lifted,
 ]

@@ -1,13 +1,14 @@
 """What each stack's program registers for InfiniBand: prod (h100, ND96isr_H100_v5) the pinned Network Operator
-release on the System pool after the GPU Operator, its privileged namespace and the NicClusterPolicy after the
-release; dev (no InfiniBand pool) none of it. Kueue's Topologies are registered after the Kueue install."""
+release on the System pool after the GPU Operator, its privileged namespace, the locked-memory lift in it, and the
+NicClusterPolicy after both; dev (no InfiniBand pool) none of it. Kueue's Topologies are registered after the
+Kueue install."""
 
 from __future__ import annotations
 
 import yaml
 
 from components.core.versions import NETWORK_OPERATOR
-from components.network import nic_cluster_policy
+from components.network import infiniband_pools, memlock_manifests, nic_cluster_policy
 from offline.engine import ProgramRun
 from offline.plan import plain
 from tests.support.kueue import stack_settings
@@ -39,6 +40,29 @@ def test_prod_nic_cluster_policy_waits_for_the_release(stack_runs: dict[str, Pro
     (policy,) = run.of_type(NIC_CLUSTER_POLICY)
     assert run.named("network-operator-release").urn in policy.dependencies
     assert plain(policy.inputs) == yaml.safe_load(yaml.safe_dump(nic_cluster_policy(stack_settings("prod").pool_facts)))
+
+
+def test_prod_lifts_locked_memory_before_the_nic_cluster_policy(stack_runs: dict[str, ProgramRun]) -> None:
+    run = stack_runs["prod"]
+    names = {
+        "kubernetes:core/v1:ServiceAccount": "network-operator-serviceaccount-rdma-memlock",
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole": "network-operator-clusterrole-aks-mlops-rdma-memlock",
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": (
+            "network-operator-clusterrolebinding-aks-mlops-rdma-memlock"
+        ),
+        "kubernetes:apps/v1:DaemonSet": "network-operator-daemonset-rdma-memlock",
+    }
+    expected = memlock_manifests(infiniband_pools(stack_settings("prod").pool_facts))
+    (policy,) = run.of_type(NIC_CLUSTER_POLICY)
+    namespace = run.named("network-operator-namespace")
+    for (kind, name), manifest in zip(names.items(), expected, strict=True):
+        resource = run.named(name)
+        assert resource.type == kind
+        assert plain(resource.inputs)["metadata"] == manifest["metadata"]
+        assert namespace.urn in resource.dependencies
+        assert resource.urn in policy.dependencies
+    daemonset = run.named("network-operator-daemonset-rdma-memlock")
+    assert plain(daemonset.inputs)["spec"] == yaml.safe_load(yaml.safe_dump(expected[-1]["spec"]))
 
 
 def test_dev_has_no_infiniband_and_installs_nothing_for_it(stack_runs: dict[str, ProgramRun]) -> None:

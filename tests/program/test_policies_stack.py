@@ -19,6 +19,7 @@ from tests.support.policy import (
     ADVISORY_RULE,
     GUARDRAIL_CASES,
     INTEGRATION_CASES,
+    MEMLOCK_CASES,
     POLICIES,
     PROD_RULES,
     PROVISIONING_CASES,
@@ -327,12 +328,16 @@ STACK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES) if c.expected is None])
+@pytest.mark.parametrize(
+    "case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES) if c.expected is None]
+)
 def test_compliant_stack_reports_nothing(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
     assert reported(case, stack_runs) == []
 
 
-@pytest.mark.parametrize("case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES) if c.expected is not None])
+@pytest.mark.parametrize(
+    "case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES) if c.expected is not None]
+)
 def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
     messages = reported(case, stack_runs)
     assert case.expected is not None
@@ -351,8 +356,9 @@ def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
         *PROVISIONING_CASES,
         *INTEGRATION_CASES,
         *TOPOLOGY_CASES,
+        *MEMLOCK_CASES,
     ]
-    assert len(ALL_POLICIES) == len(POLICIES) == 34, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 35, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]
@@ -361,7 +367,15 @@ def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
         assert violating, f"{name} has no violating case"
     stack_rules = {p.name for p in ALL_POLICIES if isinstance(p, StackValidationPolicy)}
     assert {
-        c.policy for c in (*STACK_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES, *TOPOLOGY_CASES)
+        c.policy
+        for c in (
+            *STACK_CASES,
+            *GUARDRAIL_CASES,
+            *PROVISIONING_CASES,
+            *INTEGRATION_CASES,
+            *TOPOLOGY_CASES,
+            *MEMLOCK_CASES,
+        )
     } == stack_rules
 
 

@@ -961,3 +961,50 @@ TOPOLOGY_CASES = [
         "unlabelled",
     ),
 ]
+
+
+# --- the locked-memory stack rule -------------------------------------------------------------------------------------
+# RDMA is offered only on nodes whose containerd locked-memory limit is lifted; tests/program/test_policies_stack.py.
+
+MEMLOCK_RULE = "rdma-only-where-memlock-lifted"
+NIC_POLICY = "network-operator-nic-cluster-policy"
+MEMLOCK_DAEMONSET = "network-operator-daemonset-rdma-memlock"
+NIC_POLICY_EXPRESSIONS = "spec.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.0"
+MEMLOCK_EXPRESSIONS = "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+
+MEMLOCK_CASES = [
+    ok(MEMLOCK_RULE, "dev"),
+    ok(MEMLOCK_RULE, "prod"),
+    bad(
+        MEMLOCK_RULE,
+        "prod",
+        setting(
+            NIC_POLICY,
+            f"{NIC_POLICY_EXPRESSIONS}.matchExpressions",
+            [{"key": "agentpool", "operator": "In", "values": ["h100"]}],
+        ),
+        "NicClusterPolicy nic-cluster-policy offers RDMA on nodes without requiring aks-mlops/rdma-memlock=unlimited",
+        "policy-without-the-label",
+    ),
+    bad(
+        MEMLOCK_RULE,
+        "prod",
+        lambda stack: stack.remove(MEMLOCK_DAEMONSET),
+        "NicClusterPolicy nic-cluster-policy targets pool h100, which no DaemonSet lifts the locked-memory limit of",
+        "no-daemonset",
+    ),
+    bad(
+        MEMLOCK_RULE,
+        "prod",
+        setting(MEMLOCK_DAEMONSET, f"{MEMLOCK_EXPRESSIONS}.nodeSelectorTerms.0.matchExpressions.0.values", ["a100"]),
+        "NicClusterPolicy nic-cluster-policy targets pool h100, which no DaemonSet lifts the locked-memory limit of",
+        "daemonset-on-another-pool",
+    ),
+    bad(
+        MEMLOCK_RULE,
+        "prod",
+        setting(MEMLOCK_DAEMONSET, "spec.template.spec.initContainers.1.args.3", "aks-mlops/rdma-memlock=yes"),
+        "NicClusterPolicy nic-cluster-policy targets pool h100, which no DaemonSet lifts the locked-memory limit of",
+        "daemonset-sets-another-value",
+    ),
+]

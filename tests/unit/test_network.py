@@ -4,7 +4,10 @@ The NicClusterPolicy is validated structurally against a strict schema written f
 Mellanox/network-operator v26.4.1 (deployment/network-operator/crds/mellanox.com_nicclusterpolicies.yaml, sha256
 6e7233dcad83ff1f2f2e14dde7b7bce85129cfd249ec87780f76d67c49fc67df): the field names of the parts the platform sets,
 their types and required fields. The CRD itself is not in ../shared/schemas, so it is not pinned in
-tests/support/crds.py (whose tests fail rather than skip where a file is missing).
+tests/support/crds.py (whose tests fail rather than skip where a file is missing). A one-off check on 2026-12-01
+validated prod's rendered policy (`python -m offline prod`) against that whole CRD file, strictly (every schema
+object closed to undeclared fields, as tests.support.crds.strict does): no errors, and a misspelt `ofedDriverr`
+was refused.
 """
 
 from __future__ import annotations
@@ -163,7 +166,19 @@ def test_prod_nic_cluster_policy_exactly() -> None:
     # The operator reconciles only this name.
     assert policy["metadata"] == {"name": NIC_CLUSTER_POLICY_NAME} == {"name": "nic-cluster-policy"}
     spec = policy["spec"]
-    assert spec["nodeAffinity"] == H100_AFFINITY
+    # The h100 nodes whose locked-memory limit the rdma-memlock DaemonSet has lifted (components.network.memlock).
+    assert spec["nodeAffinity"] == {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "agentpool", "operator": "In", "values": ["h100"]},
+                        {"key": "aks-mlops/rdma-memlock", "operator": "In", "values": ["unlimited"]},
+                    ]
+                }
+            ]
+        }
+    }
     assert spec["tolerations"] == H100_TOLERATIONS
     assert (spec["ofedDriver"]["repository"], spec["ofedDriver"]["image"], spec["ofedDriver"]["version"]) == (
         "nvcr.io/nvidia/mellanox",

@@ -1,4 +1,4 @@
-"""The network domain (`aks-mlops:network`): RDMA over InfiniBand for the pools whose VM size has it.
+"""The Network Operator: RDMA over InfiniBand for the pools whose VM size has it.
 
 Installed only when a pool has InfiniBand (`GpuPoolFacts.infiniband`), on the path AKS's own guidance documents
 (Azure/aks-rdma-infiniband, "Network Operator" and "GPU Drivers"): AKS node images do not load the InfiniBand stack
@@ -13,7 +13,9 @@ for containers by themselves, so NVIDIA's Network Operator runs, per node of the
 Both are set in the one `NicClusterPolicy` the operator reconciles (it ignores any other name: consts
 `NicClusterPolicyResourceName`, controllers/nicclusterpolicy_controller.go at v26.4.1). Its DaemonSets are placed
 from the pools' facts like every GPU DaemonSet of the platform (components.core.placement): node affinity to exactly
-the InfiniBand pools, tolerations of their taints. The operator itself runs on the System pool.
+the InfiniBand pools, tolerations of their taints, and only on nodes whose locked-memory limit is already lifted
+(components.network.memlock: the label its DaemonSet sets), so `rdma/shared_ib` is never offered on a node where RDMA
+cannot register memory. The operator itself runs on the System pool.
 
 The operator decides which nodes carry NVIDIA NICs from Node Feature Discovery labels
 (`feature.node.kubernetes.io/pci-15b3.present`, from the chart's NodeFeatureRule) and picks the driver image for
@@ -44,6 +46,7 @@ from components.core.versions import (
     NETWORK_OPERATOR_IMAGES,
     RDMA_SHARED_DEVICE_PLUGIN_VERSION,
 )
+from components.network.memlock import MEMLOCK_LABEL, MEMLOCK_LABEL_VALUE, memlock_manifests
 
 NIC_CLUSTER_POLICY_API = "mellanox.com/v1alpha1"
 NIC_CLUSTER_POLICY_NAME = "nic-cluster-policy"
@@ -71,8 +74,21 @@ def rdma_shared_device_plugin_config() -> dict[str, Any]:
     }
 
 
+def memlock_lifted_affinity(ib_pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
+    """Node affinity to the InfiniBand pools' nodes that carry the memlock label (every term requires it)."""
+    lifted = {"key": MEMLOCK_LABEL, "operator": "In", "values": [MEMLOCK_LABEL_VALUE]}
+    affinity = gpu_node_affinity(ib_pools)["nodeAffinity"]
+    terms = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{**term, "matchExpressions": [*term["matchExpressions"], lifted]} for term in terms]
+        }
+    }
+
+
 def nic_cluster_policy(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
-    """The NicClusterPolicy: the DOCA-OFED driver and the RDMA shared device plugin on the InfiniBand pools."""
+    """The NicClusterPolicy: the DOCA-OFED driver and the RDMA shared device plugin on the InfiniBand pools' nodes
+    whose locked-memory limit is lifted."""
     ib_pools = infiniband_pools(pools)
     return {
         "apiVersion": NIC_CLUSTER_POLICY_API,
@@ -80,7 +96,7 @@ def nic_cluster_policy(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
         "metadata": {"name": NIC_CLUSTER_POLICY_NAME},
         "spec": {
             # Injected into every DaemonSet the operator manages.
-            "nodeAffinity": gpu_node_affinity(ib_pools)["nodeAffinity"],
+            "nodeAffinity": memlock_lifted_affinity(ib_pools),
             "tolerations": gpu_tolerations(ib_pools),
             "ofedDriver": {
                 "repository": NETWORK_OPERATOR_IMAGES,
@@ -162,10 +178,19 @@ class NetworkOperator(PlatformComponent):
             network_operator_values(args.pools, args.gpu_software),
             self.child(provider=args.provider, depends_on=[namespace, args.gpu_stack]),
         )
+        # The locked-memory lift, before the policy whose DaemonSets wait for its node label.
+        lift = [
+            apply_manifest(
+                f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
+                manifest,
+                self.child(provider=args.provider, depends_on=[namespace]),
+            )
+            for manifest in memlock_manifests(infiniband_pools(args.pools))
+        ]
         # The NicClusterPolicy CRD comes with the chart: the policy waits for the release.
         apply_manifest(
             f"{name}-nic-cluster-policy",
             nic_cluster_policy(args.pools),
-            self.child(provider=args.provider, depends_on=[self.release]),
+            self.child(provider=args.provider, depends_on=[self.release, *lift]),
         )
         self.register_outputs({"release": self.release.name})
