@@ -54,7 +54,7 @@ RDMA_SHARED_DEVICE_PLUGIN_VERSION = "network-operator-v26.4.1"
 # The node-setup DaemonSet that lifts containerd's locked-memory limit on InfiniBand pools (components.network.memlock):
 # the Ubuntu image Azure's own AKS InfiniBand guidance runs its node helpers from (Azure/aks-rdma-infiniband
 # configs/nvidia-peermem-reloader), Kubernetes' official kubectl image (published to registry.k8s.io from v1.28 on;
-# the stacks' minor, 1.36), and the pause image the DaemonSet idles in once the node is set up.
+# the stacks' minor, 1.36, at its v1.36.4 patch), and the pause image the DaemonSet idles in once the node is set up.
 NODE_SETUP_IMAGE = "mcr.microsoft.com/mirror/docker/library/ubuntu:24.04"
-KUBECTL_IMAGE = "registry.k8s.io/kubectl:v1.36.0"
+KUBECTL_IMAGE = "registry.k8s.io/kubectl:v1.36.4"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"

@@ -131,6 +131,8 @@ def memlock_daemonset(ib_pools: Sequence[GpuPoolFacts]) -> Manifest:
                         {
                             "name": "label-node",
                             "image": KUBECTL_IMAGE,
+                            # The image holds kubectl alone, at /bin/kubectl (no shell).
+                            "command": ["/bin/kubectl"],
                             "args": [
                                 "label",
                                 "node",

@@ -54,8 +54,9 @@ def test_the_node_is_set_up_then_labelled_then_idle() -> None:
     )
     assert raise_memlock["command"] == ["bash", "-c", RAISE_MEMLOCK_SCRIPT]
     assert raise_memlock["securityContext"] == {"privileged": True}
-    assert (label_node["image"], label_node["args"]) == (
-        "registry.k8s.io/kubectl:v1.36.0",
+    assert (label_node["image"], label_node["command"], label_node["args"]) == (
+        "registry.k8s.io/kubectl:v1.36.4",
+        ["/bin/kubectl"],
         ["label", "node", "$(NODE_NAME)", "aks-mlops/rdma-memlock=unlimited", "--overwrite"],
     )
     assert label_node["env"] == [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
