@@ -109,8 +109,9 @@ class Platform:
         return sorted((facts for facts in self.flavors.values() if facts.name in names), key=flavor_preference)
 
     def offered(self, team: TeamSettings, queue: TeamQueue) -> list[GpuPoolFacts]:
-        """The flavors a queue of the team offers (a prod `default` queue never offers spot flavors)."""
-        return [facts for facts in self.team_flavors(team) if queue.spot is None or facts.spot == queue.spot]
+        """The flavors a queue of the team offers (a prod `default` queue never offers spot flavors, a topology-aware
+        pool is offered by its own queue only)."""
+        return [facts for facts in self.team_flavors(team) if queue.offers(facts)]
 
     def ceiling(self, team: TeamSettings, facts: GpuPoolFacts) -> tuple[int, str]:
         """The most units of the flavor's GPU resource one workload of the team can be admitted with, explained."""
@@ -421,14 +422,21 @@ def check_gpu_resources(scope: Scope, role: Role) -> Iterator[Problem]:
             continue
         owned = [facts for facts in scope.platform.team_flavors(team) if facts.gpu_resource == resource]
         if owned:
-            # A queue offers only spot or only on-demand flavors where spot needs opting in (prod).
+            # A queue offers only spot or only on-demand flavors where spot needs opting in (prod), and a
+            # topology-aware pool only through the queue named after it.
             names = {facts.name for facts in owned}
             other = next(
                 q
                 for q in scope.platform.queues(team).values()
                 if names & {facts.name for facts in scope.platform.offered(team, q)}
             )
-            kind = "spot" if all(facts.spot for facts in owned) else "on-demand"
+            kind = (
+                "topology-aware"
+                if all(facts.topology_aware for facts in owned)
+                else "spot"
+                if all(facts.spot for facts in owned)
+                else "on-demand"
+            )
             caveat = (
                 " (spot nodes can be evicted at any time: the job must checkpoint and resume)" if other.spot else ""
             )

@@ -138,7 +138,7 @@ class FlavorTopology:
 
     levels: list[str]
     # The ResourceFlavor names the Topology in `topologyName`: gangs asking for a topology are placed by it. Otherwise
-    # the Topology only describes the pool (components.queueing.topology says why no flavor references one yet).
+    # the Topology only describes the pool (gpuPools[].topologyAwareScheduling off; components.queueing.topology).
     in_admission: bool
 
 

@@ -83,6 +83,7 @@ GPU_POOL: MappingProxyType[str, Any] = MappingProxyType(
         # CUDA container images are large.
         "osDiskSizeGb": 256,
         "encryptionAtHost": True,
+        "topologyAwareScheduling": False,
     }
 )
 

@@ -57,11 +57,13 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     access = read_api_server_access(n["privateCluster"], n["authorizedIpRanges"], warnings)
     gpu_software = read_gpu_software(n["gpuSoftware"])
     mig_strategy = n["migStrategy"].string(choices=MIG_STRATEGIES)
+    kueue = read_kueue(n["kueue"])
     gpu_pools = read_gpu_pools(
         n["gpuPools"],
         zones,
         gpu_software,
         reserved_names={system_pool.name: "systemPool.name", CPU_FLAVOR: "the Kueue CPU flavor"},
+        provisioning_requests=kueue.provisioning_requests,
     )
     pool_facts = derive_all_pool_facts(gpu_pools, mig_strategy, gpu_software)
     teams = read_teams(n["teams"], {facts.name: facts for facts in pool_facts}, warnings)
@@ -100,7 +102,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         pool_facts=pool_facts,
         gpu_software=gpu_software,
         training_operator_v1=n["trainingOperatorV1"].boolean(),
-        kueue=read_kueue(n["kueue"]),
+        kueue=kueue,
         teams=teams,
         monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"]),
         cost_model=read_cost_model(n["costModel"]),

@@ -14,6 +14,7 @@ from components.config import defaults, validators
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.core.catalog import MIG_PROFILE_NAMES, VmSize
+from components.core.naming import LOCAL_QUEUE, SPOT_QUEUE
 from components.core.scheduling import DEFAULT_GPU_TAINT, SPOT_LABEL, Taint
 
 ZONES = ("1", "2", "3")
@@ -34,6 +35,7 @@ PLATFORM_LABELS = {
 GPU_POOL_FIELDS = (
     "name", "vmSize", "workload", "minCount", "maxCount", "spot", "spotMaxPrice", "migProfile", "driver", "labels",
     "taints", "zones", "maxPods", "maxSurge", "drainTimeoutMinutes", "osDiskSizeGb", "encryptionAtHost",
+    "topologyAwareScheduling",
 )  # fmt: skip
 
 
@@ -66,6 +68,8 @@ class GpuPoolSettings:
     drain_timeout_minutes: int
     os_disk_size_gb: int
     encryption_at_host: bool
+    # Kueue admits the pool's gangs onto nodes by topology (components.queueing.topology): see _topology_aware.
+    topology_aware_scheduling: bool = False
 
 
 def read_zones(node: ConfigNode) -> tuple[str, ...]:
@@ -111,16 +115,21 @@ def read_system_pool(node: ConfigNode) -> SystemPoolSettings:
 
 
 def read_gpu_pools(
-    node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: str, reserved_names: Mapping[str, str]
+    node: ConfigNode,
+    cluster_zones: tuple[str, ...],
+    gpu_software: str,
+    reserved_names: Mapping[str, str],
+    provisioning_requests: bool = False,
 ) -> tuple[GpuPoolSettings, ...]:
-    """Every GPU pool; a name may not repeat another pool's nor one of `reserved_names` (name -> owner)."""
+    """Every GPU pool; a name may not repeat another pool's nor one of `reserved_names` (name -> owner).
+    `provisioning_requests`: Kueue's capacity-aware admission is on (`kueue.provisioningRequests`)."""
     items = node.items()
     if not items:
         raise node.fail("is empty; an ML platform needs at least one GPU pool")
     seen = dict(reserved_names)
     pools = []
     for item in items:
-        pool = _gpu_pool(item, cluster_zones, gpu_software)
+        pool = _gpu_pool(item, cluster_zones, gpu_software, provisioning_requests)
         if pool.name in seen:
             raise ConfigError(f"{item.path}.name", pool.name, f"is already used by {seen[pool.name]}")
         seen[pool.name] = f"{item.path}.name"
@@ -128,7 +137,9 @@ def read_gpu_pools(
     return tuple(pools)
 
 
-def _gpu_pool(node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: str) -> GpuPoolSettings:
+def _gpu_pool(
+    node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: str, provisioning_requests: bool
+) -> GpuPoolSettings:
     f = node.fields(GPU_POOL_FIELDS)
     default = defaults.GPU_POOL
     name = validators.pool_name(f["name"])
@@ -175,7 +186,61 @@ def _gpu_pool(node: ConfigNode, cluster_zones: tuple[str, ...], gpu_software: st
         .integer(minimum=1, maximum=1440),
         os_disk_size_gb=f["osDiskSizeGb"].or_default(default["osDiskSizeGb"]).integer(minimum=30, maximum=2048),
         encryption_at_host=f["encryptionAtHost"].or_default(default["encryptionAtHost"]).boolean(),
+        topology_aware_scheduling=_topology_aware(
+            f["topologyAwareScheduling"].or_default(default["topologyAwareScheduling"]),
+            name=name,
+            mig_profile=mig_profile,
+            workload=workload,
+            spot=spot,
+            min_count=min_count,
+            max_count=max_count,
+            provisioning_requests=provisioning_requests,
+        ),
     )
+
+
+def _topology_aware(
+    node: ConfigNode,
+    *,
+    name: str,
+    mig_profile: str | None,
+    workload: str,
+    spot: bool,
+    min_count: int,
+    max_count: int,
+    provisioning_requests: bool,
+) -> bool:
+    """Topology-aware admission (Kueue v0.19.2 TAS) for a multi-node training pool whose nodes Kueue can see.
+
+    Kueue assigns a topology only over nodes that exist and are Ready, and it brings the cluster autoscaler in only
+    through the ProvisioningRequest admission check (docs concepts/topology_aware_scheduling.md, "ClusterAutoscaler
+    support"): pods of a gang it has not admitted stay gated, so they never make the autoscaler add a node. A pool
+    therefore takes part only at a fixed size (minCount = maxCount: reserved capacity, as large GPU fleets are
+    usually run) or with `kueue.provisioningRequests` on."""
+    enabled = node.boolean()
+    if not enabled:
+        return False
+    if name in (LOCAL_QUEUE, SPOT_QUEUE):
+        raise node.fail(f"needs another pool name than {name}: the pool's team queue takes its name")
+    if mig_profile is not None or max_count < 2:
+        raise node.fail(
+            "needs a pool of whole GPUs that can have 2 nodes or more (no migProfile, maxCount >= 2): topology-aware "
+            "admission places jobs that span nodes"
+        )
+    if workload != "training":
+        raise node.fail(f"is for multi-node training pools; this pool's workload is {workload}")
+    if spot:
+        raise node.fail(
+            "is not allowed on a spot pool: an eviction takes one node of a gang placed as a whole, and the pool's "
+            "topology queue would bypass the spot opt-in queue"
+        )
+    if min_count != max_count and not provisioning_requests:
+        raise node.fail(
+            f"needs minCount = maxCount (now {min_count}..{max_count}) or kueue.provisioningRequests: true: Kueue "
+            "places topology-aware gangs only on nodes that already exist, and their gated pods never make the "
+            "cluster autoscaler add one"
+        )
+    return True
 
 
 def _spot_max_price(node: ConfigNode, spot: bool) -> float:

@@ -43,6 +43,8 @@ LOCAL_QUEUE = "default"
 # Where spot needs opting in (prod), the LocalQueue whose jobs may run on spot pools.
 SPOT_QUEUE = "spot"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+# A pod template annotation: Kueue places all pods of the pod set inside one domain of this topology level.
+TOPOLOGY_REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 # The Kueue WorkloadPriorityClass a job asks for, and the two priorities of the platform (queueing.priorities).
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 TRAINING_PRIORITY = "training-batch"

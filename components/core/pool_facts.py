@@ -44,6 +44,8 @@ class PoolShape(Protocol):
     @property
     def taints(self) -> tuple[Taint, ...]: ...
     @property
+    def topology_aware_scheduling(self) -> bool: ...
+    @property
     def zones(self) -> tuple[str, ...]: ...
 
 
@@ -76,6 +78,11 @@ class GpuPoolFacts:
     rdma_resource: str | None = None
     # A multi-node pool's topology levels (components.core.fabric.topology_levels); empty for other pools.
     topology_levels: tuple[str, ...] = ()
+    # Kueue admits this pool's jobs by topology (its flavor names its Topology; gpuPools[].topologyAwareScheduling).
+    topology_aware: bool = False
+    # What one node of the VM size has (the catalog's vCPUs and memory), for quota Kueue counts on the pool itself.
+    vcpus_per_node: int = 0
+    memory_gib_per_node: int = 0
 
     @property
     def capacity_at_max(self) -> int:
@@ -168,4 +175,7 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         infiniband=pool.vm.infiniband,
         rdma_resource=RDMA_RESOURCE if pool.vm.infiniband else None,
         topology_levels=topology_levels(pool.zones) if is_multi_node(mig_slice, pool.max_count) else (),
+        topology_aware=pool.topology_aware_scheduling,
+        vcpus_per_node=pool.vm.vcpus,
+        memory_gib_per_node=pool.vm.memory_gib,
     )

@@ -25,11 +25,15 @@ from components.queueing.topology import topologies
 
 
 def resource_flavor(pool: GpuPoolFacts) -> dict[str, Any]:
+    """The pool's flavor; on a topology-aware pool it names the pool's Topology (components.queueing.topology)."""
+    spec: dict[str, Any] = {"nodeLabels": dict(pool.selector), "tolerations": pool.tolerations()}
+    if pool.topology_aware:
+        spec["topologyName"] = pool.name
     return {
         "apiVersion": KUEUE_API,
         "kind": "ResourceFlavor",
         "metadata": {"name": pool.name, "labels": {"aks-mlops/gpu-pool": pool.name}},
-        "spec": {"nodeLabels": dict(pool.selector), "tolerations": pool.tolerations()},
+        "spec": spec,
     }
 
 
@@ -50,20 +54,62 @@ def _quota_entry(resource: str, quota: FlavorQuota) -> dict[str, Any]:
 @dataclass(frozen=True)
 class TeamQueue:
     """One queue of a team: the LocalQueue its jobs name, the ClusterQueue behind it, and which GPU flavors it
-    offers (None: all of the team's; True: spot only; False: on-demand only)."""
+    offers (None: all of the team's; True: spot only; False: on-demand only); `pool`: the one topology-aware pool a
+    topology queue offers (None for the other queues, which never offer such a pool)."""
 
     local_queue: str
     cluster_queue: str
     spot: bool | None
+    pool: str | None = None
+
+    def offers(self, facts: GpuPoolFacts) -> bool:
+        if self.pool is not None:
+            return facts.name == self.pool
+        return not facts.topology_aware and (self.spot is None or facts.spot == self.spot)
 
 
 def team_queues(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], spot_opt_in: bool) -> list[TeamQueue]:
-    """The `default` queue, and where spot needs opting in (prod) and the team has spot quota, a `spot` queue:
-    then no job lands on a spot pool, which may evict it at any time, unless it names the spot queue."""
+    """The `default` queue; where spot needs opting in (prod) and the team has spot quota, a `spot` queue (then no
+    job lands on a spot pool, which may evict it at any time, unless it names the spot queue); and per
+    topology-aware pool the team has quota on, a queue named after the pool.
+
+    A topology-aware pool gets a ClusterQueue of its own because Kueue v0.19.2 admits a pod set onto a flavor with
+    a topology only when the pod set asks for topology-aware scheduling, which every pod set of a ClusterQueue whose
+    flavors all have one does implicitly (pkg/scheduler/flavorassigner/tas_flavorassigner.go,
+    checkPodSetAndFlavorMatchForTAS): the team's other pools keep admitting jobs without topology annotations."""
     has_spot = any(flavors[quota.flavor].spot for quota in team.gpu_quotas)
     if not (spot_opt_in and has_spot):
-        return [TeamQueue(LOCAL_QUEUE, team.name, None)]
-    return [TeamQueue(LOCAL_QUEUE, team.name, False), TeamQueue(SPOT_QUEUE, f"{team.name}-{SPOT_QUEUE}", True)]
+        queues = [TeamQueue(LOCAL_QUEUE, team.name, None)]
+    else:
+        queues = [TeamQueue(LOCAL_QUEUE, team.name, False), TeamQueue(SPOT_QUEUE, f"{team.name}-{SPOT_QUEUE}", True)]
+    topology_pools = sorted(quota.flavor for quota in team.gpu_quotas if flavors[quota.flavor].topology_aware)
+    queues.extend(TeamQueue(pool, f"{team.name}-{pool}", None, pool) for pool in topology_pools)
+    return queues
+
+
+def _nodes(units: int, facts: GpuPoolFacts) -> int:
+    """Nodes of the pool that `units` of its GPU resource fill (rounded up)."""
+    return -(-units // facts.resources_per_node)
+
+
+def _node_quota(quota: FlavorQuota, facts: GpuPoolFacts) -> list[dict[str, Any]]:
+    """CPU, memory and GPU quota of a topology queue, all on the pool's flavor: Kueue v0.19.2 gives a topology-aware
+    pod set every resource it requests from the one flavor (a CPU flavor without topology is refused: "does not
+    support TopologyAwareScheduling", checkPodSetAndFlavorMatchForTAS). CPU and memory are those of the whole nodes
+    the GPU quota fills, and so are their borrowing and lending limits: the GPUs stay the binding quota, and the
+    nodes' allocatable, which the topology assignment checks pod by pod, is what bounds the pods."""
+    per_node = {"cpu": (facts.vcpus_per_node, ""), "memory": (facts.memory_gib_per_node, "Gi")}
+    entries = []
+    for resource, (amount, unit) in per_node.items():
+        node_quota = FlavorQuota(
+            quota.flavor,
+            _nodes(quota.nominal, facts) * amount,
+            None if quota.borrowing_limit is None else _nodes(quota.borrowing_limit, facts) * amount,
+            None if quota.lending_limit is None else _nodes(quota.lending_limit, facts) * amount,
+        )
+        entry = _quota_entry(resource, node_quota)
+        entries.append({key: f"{value}{unit}" if key != "name" else value for key, value in entry.items()})
+    return [*entries, _quota_entry(facts.gpu_resource, quota)]
 
 
 def resource_groups(
@@ -74,6 +120,15 @@ def resource_groups(
     Kueue lets a flavor appear in one group only and every flavor of a group must cover the same
     resources, so whole GPUs (`nvidia.com/gpu`) and each MIG slice size form separate groups. A spot-only
     queue holds no CPU or memory of its own: it borrows them from the cohort (the team's default queue lends)."""
+    quotas = {quota.flavor: quota for quota in team.gpu_quotas}
+    if queue is not None and queue.pool is not None:
+        facts = flavors[queue.pool]
+        return [
+            {
+                "coveredResources": ["cpu", "memory", facts.gpu_resource],
+                "flavors": [{"name": queue.pool, "resources": _node_quota(quotas[queue.pool], facts)}],
+            }
+        ]
     spot_only = queue is not None and queue.spot is True
     groups: list[dict[str, Any]] = [
         {
@@ -90,9 +145,8 @@ def resource_groups(
         }
     ]
     by_resource: dict[str, list[dict[str, Any]]] = {}
-    quotas = {quota.flavor: quota for quota in team.gpu_quotas}
     for flavor, facts in sorted(flavors.items(), key=lambda item: flavor_preference(item[1])):
-        if queue is not None and queue.spot is not None and facts.spot != queue.spot:
+        if not (queue or TeamQueue(LOCAL_QUEUE, team.name, None)).offers(facts):
             continue
         if flavor in quotas:
             entry = {"name": flavor, "resources": [_quota_entry(facts.gpu_resource, quotas[flavor])]}
@@ -148,7 +202,7 @@ def kueue_custom_resources(
     """Every cluster-scoped Kueue object of the stack (flavors, the capacity check, then queues); LocalQueues are
     per team."""
     return [
-        # The multi-node pools' node hierarchies (components.queueing.topology: why no flavor references them yet).
+        # The multi-node pools' node hierarchies; a topology-aware pool's flavor names its own.
         *topologies(flavors),
         cpu_flavor(),
         *(resource_flavor(facts) for facts in flavors.values()),

@@ -8,24 +8,24 @@ for pod-level placement (the Topology CRD's rule "the kubernetes.io/hostname lab
 level of topology"; taints are honoured only with that lowest level, site/static/examples/tas/sample-gpu-queues.yaml
 at v0.19.2).
 
-The pools' ResourceFlavors do not reference these Topologies (`spec.topologyName`), on purpose. Verified in the Kueue
-v0.19.2 sources (pkg/scheduler/flavorassigner/tas_flavorassigner.go, checkPodSetAndFlavorMatchForTAS):
+A pool's ResourceFlavor references its Topology (`spec.topologyName`) only where the pool opts in
+(`gpuPools[].topologyAwareScheduling`), because of what Kueue v0.19.2 does with such a flavor
+(pkg/scheduler/flavorassigner/tas_flavorassigner.go, checkPodSetAndFlavorMatchForTAS):
 
-* a flavor with a topology admits only pod sets that request topology-aware scheduling ("Flavor %q supports only
-  TopologyAwareScheduling"), unless every flavor of the ClusterQueue has one, which the CPU flavor cannot
-  (a topology needs nodeLabels); every job on the pool without the annotation would stop being admitted;
-* a pod set that requests it must get every resource it asks for from that one flavor: the platform's CPU and memory
-  quota lives on the separate `cpu` flavor, so such a pod set fits no flavor at all ("Flavor "cpu" does not support
-  TopologyAwareScheduling");
-* topology assignment counts only Ready nodes, and Kueue supports the cluster autoscaler only through the
+* it admits only pod sets that request topology-aware scheduling ("Flavor %q supports only
+  TopologyAwareScheduling"), which every pod set of a ClusterQueue whose flavors all have a topology does implicitly.
+  The CPU flavor cannot have one (a topology needs nodeLabels), so the pool gets a ClusterQueue of its own per team,
+  behind a LocalQueue named after the pool (components.queueing.kueue.team_queues);
+* a pod set that requests it gets every resource it asks for from that one flavor (the CPU flavor is refused: "does
+  not support TopologyAwareScheduling"), so that ClusterQueue holds CPU and memory quota on the pool's flavor too;
+* topology assignment counts only Ready nodes, and Kueue brings in the cluster autoscaler only through the
   ProvisioningRequest admission check (KEP 2724 non-goal "support Cluster Autoscaler without ProvisioningRequest";
   docs concepts/topology_aware_scheduling.md "ClusterAutoscaler support"): a pool at zero nodes would never admit a
-  topology-aware gang without it.
+  topology-aware gang. The setting therefore needs minCount = maxCount or `kueue.provisioningRequests`
+  (components.config.pools), and the policy pack checks both across layers.
 
-Referencing a Topology therefore needs a ClusterQueue whose flavors all have one (CPU and memory quota per GPU
-flavor, not on the shared `cpu` flavor) and `kueue.provisioningRequests` on. Until the queues are built that way the
-Topologies describe each pool's hierarchy (`kubectl get topologies`), the policy pack checks their levels against the
-pool's labels, and nothing is admitted differently.
+Elsewhere the Topologies describe each pool's hierarchy (`kubectl get topologies`, the capacity report) and the policy
+pack checks their levels against the pool's labels.
 """
 
 from __future__ import annotations

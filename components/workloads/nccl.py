@@ -38,7 +38,7 @@ from components.core.naming import (
 )
 from components.core.pool_facts import GpuPoolFacts
 from components.core.training_pods import CHECKPOINTS_MOUNT, NCCL_ENVIRONMENT, SHM_MOUNT, SHM_VOLUME, team_pod_security
-from components.workloads.reference import JOB_LABEL, obtainable, pod_size, queue_for
+from components.workloads.reference import JOB_LABEL, obtainable, pod_size, queue_for, topology_request
 
 Manifest = dict[str, Any]
 
@@ -183,7 +183,7 @@ def nccl_allreduce_job(settings: Settings, team: TeamSettings, pool: GpuPoolFact
                 "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
             },
             "template": {
-                "metadata": {"labels": {JOB_LABEL: name}},
+                "metadata": {"labels": {JOB_LABEL: name}, **_annotations(pool)},
                 "spec": {
                     "restartPolicy": "Never",
                     "serviceAccountName": WORKLOAD_SERVICE_ACCOUNT,
@@ -203,6 +203,12 @@ def nccl_allreduce_job(settings: Settings, team: TeamSettings, pool: GpuPoolFact
             },
         },
     }
+
+
+def _annotations(pool: GpuPoolFacts) -> dict[str, Any]:
+    """On a topology-aware pool, the two pods in one domain of its outermost level, like every multi-node job."""
+    annotations = topology_request(pool)
+    return {"annotations": annotations} if annotations else {}
 
 
 def nccl_allreduce_jobs(settings: Settings) -> dict[str, dict[str, Manifest]]:

@@ -50,6 +50,7 @@ from components.core.naming import (
     SERVING_PRIORITY,
     SPOT_QUEUE,
     TEAM_LABEL,
+    TOPOLOGY_REQUIRED_ANNOTATION,
     TRAINING_PRIORITY,
     WORKLOAD_SERVICE_ACCOUNT,
 )
@@ -178,9 +179,22 @@ def gang_nodes(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> i
 
 
 def queue_for(settings: Settings, facts: GpuPoolFacts) -> str:
-    """The team's LocalQueue offering the flavor (components.queueing.kueue.team_queues): `spot` for a spot flavor
-    where spot needs opting in (prod), else `default`."""
+    """The team's LocalQueue offering the flavor (components.queueing.kueue.team_queues): the pool's own queue for a
+    topology-aware pool, `spot` for a spot flavor where spot needs opting in (prod), else `default`."""
+    if facts.topology_aware:
+        return facts.name
     return SPOT_QUEUE if facts.spot and settings.spot_needs_opt_in else LOCAL_QUEUE
+
+
+def topology_request(facts: GpuPoolFacts) -> dict[str, str]:
+    """Pod template annotations asking Kueue to place all pods of the pod set inside one domain of the pool's
+    outermost topology level (its zone, or the pool: one InfiniBand fabric); none on a pool without topology-aware
+    admission. Kueue would apply topology-aware scheduling in the pool's queue anyway (all its flavors have a
+    topology), but unconstrained; the annotation makes the gang's locality a requirement (Kueue v0.19.2
+    `kueue.x-k8s.io/podset-required-topology`, docs concepts/topology_aware_scheduling.md)."""
+    if not facts.topology_aware:
+        return {}
+    return {TOPOLOGY_REQUIRED_ANNOTATION: facts.topology_levels[0]}
 
 
 # --- sizing ------------------------------------------------------------------------------------------
@@ -345,7 +359,10 @@ def _pod_template(
         "containers": [container],
         "volumes": _volumes(placement, serving=serving),
     }
-    return {"metadata": {"labels": {WORKLOAD_IDENTITY_LABEL: "true", JOB_LABEL: job}}, "spec": spec}
+    metadata: dict[str, Any] = {"labels": {WORKLOAD_IDENTITY_LABEL: "true", JOB_LABEL: job}}
+    if annotations := topology_request(placement.facts):
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "spec": spec}
 
 
 def _run_policy(settings: Settings) -> dict[str, Any]:
@@ -436,7 +453,12 @@ def _train_job(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> M
     placement = _placement(settings, team, facts, facts.gpus_per_node, nodes)
     # The pool pin and the dashboards' job label, as this job's own runtime patch of the trainer's pods. Kueue reads
     # the pods after the patches (its flavor must agree with the node selector) and adds its own entry on admission.
-    pod_patch = {"metadata": {"labels": {JOB_LABEL: TRAINJOB_NAME}}, "spec": {"nodeSelector": dict(facts.selector)}}
+    pod_patch: dict[str, Any] = {
+        "metadata": {"labels": {JOB_LABEL: TRAINJOB_NAME}},
+        "spec": {"nodeSelector": dict(facts.selector)},
+    }
+    if annotations := topology_request(facts):
+        pod_patch["metadata"]["annotations"] = annotations
     return {
         "apiVersion": TRAINER_API_VERSION,
         "kind": "TrainJob",

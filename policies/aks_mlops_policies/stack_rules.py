@@ -184,6 +184,8 @@ def _mig_resources_match(args: StackValidationArgs, report: Report) -> None:
     strategy = _mig_strategy(args.resources)
     for queue, flavor, resource, _ in _flavor_quotas(args.resources):
         pool = pools.get(flavor)
+        if resource in ("cpu", "memory"):
+            continue  # on the CPU flavor, or beside the GPUs on a topology-aware pool's flavor
         if pool is not None and pool.gpu_resource and resource != pool.gpu_resource:
             report(
                 f"ClusterQueue {queue} gives quota of {resource} on flavor {flavor}, but pool {pool.name} offers "
@@ -702,6 +704,74 @@ topology_levels_on_pool_labels = StackValidationPolicy(
     validate=_topology_levels_on_pool_labels,
 )
 
+
+def _provisioned_flavors(queue: PolicyResource, checks: dict[str, Any]) -> set[str]:
+    """The flavors a ClusterQueue runs a ProvisioningRequest admission check on."""
+    strategy = get(queue.props, "spec", "admissionChecksStrategy", "admissionChecks", default=[]) or []
+    return {
+        flavor
+        for rule in strategy
+        if get(checks.get(rule.get("name")) or {}, "spec", "controllerName") == PROVISIONING_CONTROLLER
+        for flavor in rule.get("onFlavors") or []
+    }
+
+
+def _topology_queues_admit(args: StackValidationArgs, report: Report) -> None:
+    topology_flavors = {
+        get(f.props, "metadata", "name"): get(f.props, "spec", "nodeLabels", "agentpool")
+        for f in _of_kind(args.resources, "ResourceFlavor")
+        if get(f.props, "spec", "topologyName")
+    }
+    # Counts arrive as JSON numbers (2.0 from the engine): compared and shown as whole nodes.
+    sizes = {
+        (r.props.get("agentPoolName") or r.name): tuple(int(r.props.get(key) or 0) for key in ("minCount", "maxCount"))
+        for r in _of_type(args.resources, AGENT_POOL)
+    }
+    checks = {get(c.props, "metadata", "name"): c.props for c in _of_kind(args.resources, "AdmissionCheck")}
+    for queue in _of_kind(args.resources, "ClusterQueue"):
+        name = get(queue.props, "metadata", "name")
+        groups = get(queue.props, "spec", "resourceGroups", default=[]) or []
+        listed = sorted({flavor["name"] for group in groups for flavor in group.get("flavors") or []})
+        with_topology = [flavor for flavor in listed if flavor in topology_flavors]
+        if not with_topology:
+            continue
+        if without := [flavor for flavor in listed if flavor not in topology_flavors]:
+            report(
+                f"ClusterQueue {name} mixes flavors with a topology ({', '.join(with_topology)}) and without "
+                f"({', '.join(without)}): Kueue admits onto a topology flavor only pod sets asking for topology-aware "
+                "scheduling, implicitly only in a queue whose flavors all have one; give those flavors a queue of "
+                "their own"
+            )
+        for group in groups:
+            flavors = {flavor["name"] for flavor in group.get("flavors") or []}
+            missing = {"cpu", "memory"} - set(group.get("coveredResources") or [])
+            if flavors & set(with_topology) and missing:
+                report(
+                    f"ClusterQueue {name} gives topology flavor {', '.join(sorted(flavors & set(with_topology)))} no "
+                    f"{' or '.join(sorted(missing))} quota: a topology-aware pod set gets every resource it requests "
+                    "from its one flavor, so no pod with CPU and memory requests would fit; cover them in that group"
+                )
+        provisioned = _provisioned_flavors(queue, checks)
+        for flavor in with_topology:
+            pool = topology_flavors[flavor]
+            low, high = sizes.get(pool, (0, 0))
+            if low != high and flavor not in provisioned:
+                report(
+                    f"ClusterQueue {name} admits by topology on flavor {flavor}, but pool {pool} autoscales "
+                    f"({low}..{high}) and no ProvisioningRequest check runs on the flavor: Kueue places topology-aware "
+                    "gangs only on nodes that exist, and their gated pods never make the autoscaler add one; give "
+                    "the pool minCount = maxCount or turn kueue.provisioningRequests on"
+                )
+
+
+topology_queues_admit = StackValidationPolicy(
+    name="topology-queues-admit",
+    description="Topology-aware flavors sit in queues whose flavors all have a topology, with their CPU and memory, "
+    "on pools whose nodes exist or are provisioned for them.",
+    validate=_topology_queues_admit,
+)
+
+
 # The label the program's node-setup DaemonSet puts on an InfiniBand node once containerd's locked-memory limit is
 # lifted (components/network/memlock.py); the NicClusterPolicy's DaemonSets must require it.
 MEMLOCK_LABEL = "aks-mlops/rdma-memlock"
@@ -803,4 +873,5 @@ STACK_POLICIES = [
     kueue_integrations_installed,
     topology_levels_on_pool_labels,
     rdma_only_where_memlock_lifted,
+    topology_queues_admit,
 ]

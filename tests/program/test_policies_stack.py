@@ -24,6 +24,7 @@ from tests.support.policy import (
     PROD_RULES,
     PROVISIONING_CASES,
     TOPOLOGY_CASES,
+    TOPOLOGY_QUEUES_CASES,
     Case,
     Mutation,
     PolicyStack,
@@ -328,16 +329,16 @@ STACK_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES) if c.expected is None]
-)
+# The stack rules' cases run here (the guardrail, provisioning and integration cases have their own tests).
+STACK_RULE_CASES = (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES, *TOPOLOGY_QUEUES_CASES)
+
+
+@pytest.mark.parametrize("case", [c.param() for c in STACK_RULE_CASES if c.expected is None])
 def test_compliant_stack_reports_nothing(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
     assert reported(case, stack_runs) == []
 
 
-@pytest.mark.parametrize(
-    "case", [c.param() for c in (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES) if c.expected is not None]
-)
+@pytest.mark.parametrize("case", [c.param() for c in STACK_RULE_CASES if c.expected is not None])
 def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, ProgramRun]) -> None:
     messages = reported(case, stack_runs)
     assert case.expected is not None
@@ -349,16 +350,9 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 
 
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
-    cases = [
-        *RESOURCE_AND_PROD_CASES,
-        *STACK_CASES,
-        *GUARDRAIL_CASES,
-        *PROVISIONING_CASES,
-        *INTEGRATION_CASES,
-        *TOPOLOGY_CASES,
-        *MEMLOCK_CASES,
-    ]
-    assert len(ALL_POLICIES) == len(POLICIES) == 35, "policy names must be unique"
+    stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
+    cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
+    assert len(ALL_POLICIES) == len(POLICIES) == 36, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]
@@ -366,17 +360,7 @@ def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
         assert compliant, f"{name} has no compliant case"
         assert violating, f"{name} has no violating case"
     stack_rules = {p.name for p in ALL_POLICIES if isinstance(p, StackValidationPolicy)}
-    assert {
-        c.policy
-        for c in (
-            *STACK_CASES,
-            *GUARDRAIL_CASES,
-            *PROVISIONING_CASES,
-            *INTEGRATION_CASES,
-            *TOPOLOGY_CASES,
-            *MEMLOCK_CASES,
-        )
-    } == stack_rules
+    assert {c.policy for c in stack_cases} == stack_rules
 
 
 def test_real_stacks_pass_the_whole_pack(stack: str, stack_runs: dict[str, ProgramRun]) -> None:

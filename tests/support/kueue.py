@@ -79,6 +79,25 @@ def stack_settings(stack: str) -> Settings:
     return load_settings(stack_settings_raw(load_stack_config(stack)))
 
 
+# prod's GPU pools with h100 fixed at two nodes and topology-aware admission on: the variant the topology tests use
+# (neither stack turns it on; components.config.pools says when a pool may).
+TOPOLOGY_POOL = "h100"
+
+
+def topology_aware_pools(stack_config: dict[str, Any]) -> list[dict[str, Any]]:
+    pools = [dict(pool) for pool in stack_config["aks-mlops:gpuPools"]]
+    for pool in pools:
+        if pool["name"] == TOPOLOGY_POOL:
+            pool.update(minCount=2, maxCount=2, topologyAwareScheduling=True)
+    return pools
+
+
+def topology_aware_settings() -> Settings:
+    """prod's settings with `topology_aware_pools`."""
+    config = load_stack_config("prod")
+    return load_settings(stack_settings_raw({**config, "aks-mlops:gpuPools": topology_aware_pools(config)}))
+
+
 def builder_objects(settings: Settings) -> list[Manifest]:
     """Every Kueue object the program registers for `settings`, as the pure builders make it."""
     flavors = settings.flavors

@@ -34,6 +34,7 @@ from pulumi_policy import (
 
 from offline.engine import ProgramRun, load_stack_config, run_stack
 from offline.policy_check import load_policy_config, policy_properties, to_policy_resources
+from tests.support.kueue import topology_aware_pools
 
 POLICIES = {policy.name: policy for policy in ALL_POLICIES}
 CLUSTER = "platform-cluster"
@@ -1006,5 +1007,57 @@ MEMLOCK_CASES = [
         setting(MEMLOCK_DAEMONSET, "spec.template.spec.initContainers.1.args.3", "aks-mlops/rdma-memlock=yes"),
         "NicClusterPolicy nic-cluster-policy targets pool h100, which no DaemonSet lifts the locked-memory limit of",
         "daemonset-sets-another-value",
+    ),
+]
+
+
+# --- the topology-queue stack rule ------------------------------------------------------------------------------------
+# Topology-aware flavors only where Kueue can admit by them; tests/program/test_policies_stack.py runs these.
+
+TOPOLOGY_QUEUES_RULE = "topology-queues-admit"
+TEAM_A_H100_QUEUE = "queueing-clusterqueue-team-a-h100"
+TEAM_A_QUEUE = "queueing-clusterqueue-team-a"
+
+
+@functools.cache
+def topology_run() -> ProgramRun:
+    """prod's program run with h100 fixed at two nodes and topology-aware admission on."""
+    return run_stack("prod", {"gpuPools": topology_aware_pools(load_stack_config("prod"))})
+
+
+def topology_aware_on(stack: PolicyStack) -> None:
+    stack.by_urn = copy.deepcopy(to_policy_resources(topology_run()))
+
+
+TOPOLOGY_QUEUES_CASES = [
+    ok(TOPOLOGY_QUEUES_RULE, "prod"),
+    ok(TOPOLOGY_QUEUES_RULE, "prod", topology_aware_on, "h100-topology-aware"),
+    # The pool's flavor named a topology by hand in the team's ordinary queue.
+    bad(
+        TOPOLOGY_QUEUES_RULE,
+        "prod",
+        setting("queueing-resourceflavor-h100", "spec.topologyName", "h100"),
+        "ClusterQueue team-a mixes flavors with a topology (h100) and without (a100, a100mig, cpu)",
+        "mixed-queue",
+        # The mix, the flavor's GPU-only group, and the pool autoscaling from zero.
+        count=3,
+    ),
+    bad(
+        TOPOLOGY_QUEUES_RULE,
+        "prod",
+        combine(
+            topology_aware_on,
+            setting(TEAM_A_H100_QUEUE, "spec.resourceGroups.0.coveredResources", ["nvidia.com/gpu"]),
+        ),
+        "ClusterQueue team-a-h100 gives topology flavor h100 no cpu or memory quota",
+        "no-cpu-on-the-flavor",
+    ),
+    bad(
+        TOPOLOGY_QUEUES_RULE,
+        "prod",
+        combine(topology_aware_on, setting("h100-pool", "minCount", 0)),
+        "ClusterQueue team-a-h100 admits by topology on flavor h100, but pool h100 autoscales (0..2) and no "
+        "ProvisioningRequest check runs on the flavor",
+        "autoscaled-pool",
     ),
 ]

@@ -12,6 +12,7 @@ import pytest
 from offline.engine import load_stack_config
 from offline.plan import Gang, capacity
 from tests.support.config import gpu_pool, settings_for, team
+from tests.support.kueue import topology_aware_settings
 
 
 def report(stack: str) -> dict:
@@ -75,3 +76,13 @@ def test_rdma_marks_the_infiniband_sizes() -> None:
         "a100mig": False,
     }
     assert report("dev")["t4spot"].rdma is False
+
+
+def test_a_topology_aware_pool_is_reported_as_admitting_by_its_topology() -> None:
+    rows = {row.flavor: row for row in capacity(topology_aware_settings())}
+    assert (rows["h100"].topology, rows["h100"].topology_in_admission) == (
+        ["kubernetes.azure.com/agentpool", "kubernetes.io/hostname"],
+        True,
+    )
+    assert (rows["h100"].max_nodes, rows["h100"].capacity_at_max) == (2, 16)
+    assert rows["a100"].topology_in_admission is False

@@ -11,6 +11,7 @@ import pytest
 from components.config.loader import load_settings
 from components.core.scheduling import Taint
 from tests.support.config import A100, T4, dev_raw, gpu_pool, load_error, mig_pool
+from tests.support.kueue import stack_settings
 
 # --- invalid pools: exact key paths ---------------------------------------------------------------
 
@@ -333,3 +334,73 @@ def test_explicit_matching_driver_is_accepted(software: str, driver: str) -> Non
 
 def test_gpu_software_defaults_to_device_plugin() -> None:
     assert load_settings(dev_raw(gpuSoftware=None)).gpu_software == "device-plugin"
+
+
+# --- topology-aware admission -------------------------------------------------------------------------
+
+TOPOLOGY_KEY = "gpuPools[0].topologyAwareScheduling"
+FIXED_T4 = {"minCount": 2, "maxCount": 2, "topologyAwareScheduling": True}
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        pytest.param(
+            dev_raw(gpuPools=[gpu_pool(topologyAwareScheduling=True)]),
+            "needs minCount = maxCount (now 0..2) or kueue.provisioningRequests: true",
+            id="autoscaled-without-provisioning",
+        ),
+        pytest.param(
+            dev_raw(gpuPools=[gpu_pool(**{**FIXED_T4, "minCount": 1, "maxCount": 1})]),
+            "needs a pool of whole GPUs that can have 2 nodes or more",
+            id="one-node",
+        ),
+        pytest.param(
+            dev_raw(gpuPools=[mig_pool(minCount=2, maxCount=2, topologyAwareScheduling=True)]),
+            "needs a pool of whole GPUs that can have 2 nodes or more",
+            id="mig",
+        ),
+        pytest.param(
+            dev_raw(gpuPools=[gpu_pool(**FIXED_T4, workload="inference")]),
+            "is for multi-node training pools; this pool's workload is inference",
+            id="inference",
+        ),
+        pytest.param(
+            dev_raw(gpuPools=[gpu_pool(**FIXED_T4, spot=True)]),
+            "is not allowed on a spot pool",
+            id="spot",
+        ),
+        pytest.param(
+            dev_raw(gpuPools=[gpu_pool(**FIXED_T4, name="spot")]),
+            "needs another pool name than spot: the pool's team queue takes its name",
+            id="queue-name-spot",
+        ),
+        pytest.param(
+            dev_raw(gpuPools=[gpu_pool(topologyAwareScheduling="yes")]),
+            "must be true or false",
+            id="not-a-boolean",
+        ),
+    ],
+)
+def test_topology_aware_scheduling_is_refused_where_kueue_could_not_admit(config: dict, expected: str) -> None:
+    assert expected in load_error(config, TOPOLOGY_KEY).problem
+
+
+def test_topology_aware_scheduling_on_a_fixed_or_provisioned_pool() -> None:
+    fixed = load_settings(dev_raw(gpuPools=[gpu_pool(**FIXED_T4)]))
+    provisioned = load_settings(
+        dev_raw(gpuPools=[gpu_pool(topologyAwareScheduling=True)], kueue={"provisioningRequests": True})
+    )
+    for settings in (fixed, provisioned):
+        (pool,) = settings.gpu_pools
+        (facts,) = settings.pool_facts
+        assert pool.topology_aware_scheduling is facts.topology_aware is True
+        assert (facts.vcpus_per_node, facts.memory_gib_per_node) == (8, 56)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_topology_aware_scheduling_is_off_by_default_and_in_both_stacks(stack: str) -> None:
+    """prod's h100 autoscales from 0 (a fixed pair of ND96isr_H100_v5 would cost about USD 143,500 a month idle) and
+    the AKS autoscaler serves no ProvisioningRequests, so topology-aware admission could admit nothing there."""
+    assert load_settings(dev_raw(gpuPools=[gpu_pool()])).pool_facts[0].topology_aware is False
+    assert [facts.name for facts in stack_settings(stack).pool_facts if facts.topology_aware] == []
