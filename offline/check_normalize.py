@@ -9,6 +9,7 @@ more normalizer, not a change to every check. Field paths are written as the che
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,6 +34,9 @@ class Role:
     # False when the rest of the pod spec is not in the manifest (a TrainJob's runtime holds it): checks of
     # what only the full pod spec can show (/dev/shm, volumes, grace period) are then skipped.
     whole_spec: bool = True
+    # The pod template's annotations (Kueue reads its topology requests there) and their field path.
+    annotations: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    annotations_path: str = "metadata.annotations"
 
     def at(self, relative: str) -> str:
         """The manifest's field path of `relative` (a path inside the pod spec)."""
@@ -139,9 +143,22 @@ def _template_spec(template: Any) -> Mapping[str, Any]:
     return mapping(mapping(template).get("spec"))
 
 
+def _template_role(name: str, pods: int, template: Any, path: str) -> Role:
+    """The role of the pod template at `path` (its spec and its annotations)."""
+    annotations = mapping(mapping(mapping(template).get("metadata")).get("annotations"))
+    return Role(
+        name,
+        pods,
+        _template_spec(template),
+        f"{path}.spec",
+        annotations=annotations,
+        annotations_path=f"{path}.metadata.annotations",
+    )
+
+
 def batch_job(manifest: Mapping[str, Any]) -> Workload:
     spec = mapping(manifest.get("spec"))
-    role = Role("pod", job_pods(spec), _template_spec(spec.get("template")), "spec.template.spec")
+    role = _template_role("pod", job_pods(spec), spec.get("template"), "spec.template")
     return _workload(manifest, (role,), "spec.parallelism")
 
 
@@ -151,11 +168,11 @@ def _replica_specs(field: str) -> Callable[[Mapping[str, Any]], Workload]:
     def normalize(manifest: Mapping[str, Any]) -> Workload:
         replica_specs = mapping(mapping(manifest.get("spec")).get(field))
         roles = tuple(
-            Role(
+            _template_role(
                 str(role),
                 count(mapping(replica).get("replicas"), 1),
-                _template_spec(mapping(replica).get("template")),
-                f"spec.{field}.{role}.template.spec",
+                mapping(replica).get("template"),
+                f"spec.{field}.{role}.template",
             )
             for role, replica in replica_specs.items()
         )
@@ -171,11 +188,11 @@ def jobset(manifest: Mapping[str, Any]) -> Workload:
     for index, item in enumerate(replicated if isinstance(replicated, list) else []):
         job_spec = mapping(mapping(mapping(item).get("template")).get("spec"))
         roles.append(
-            Role(
+            _template_role(
                 str(mapping(item).get("name", index)),
                 count(mapping(item).get("replicas"), 1) * job_pods(job_spec),
-                _template_spec(job_spec.get("template")),
-                f"spec.replicatedJobs[{index}].template.spec.template.spec",
+                job_spec.get("template"),
+                f"spec.replicatedJobs[{index}].template.spec.template",
             )
         )
     return _workload(manifest, tuple(roles), "spec.replicatedJobs")
@@ -187,7 +204,7 @@ TRAINER_JOB = "node"
 
 
 def _runtime_patches(patches: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(field path, pod spec patch) of every runtime patch of the trainer job's pods, in patch order."""
+    """(field path, pod template patch) of every runtime patch of the trainer job's pods, in patch order."""
     for index, patch in enumerate(patches if isinstance(patches, list) else []):
         template = mapping(mapping(mapping(patch).get("trainingRuntimeSpec")).get("template"))
         jobs = mapping(template.get("spec")).get("replicatedJobs")
@@ -197,9 +214,9 @@ def _runtime_patches(patches: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
             pod = mapping(mapping(mapping(mapping(job).get("template")).get("spec")).get("template"))
             path = (
                 f"spec.runtimePatches[{index}].trainingRuntimeSpec.template.spec.replicatedJobs[{job_index}]"
-                ".template.spec.template.spec"
+                ".template.spec.template"
             )
-            yield path, mapping(pod.get("spec"))
+            yield path, pod
 
 
 def train_job(manifest: Mapping[str, Any]) -> Workload:
@@ -227,12 +244,27 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
                     pod_spec[key] = override[key]
                     aliases.append((key, f"spec.{field}[{index}].{key}"))
     # Trainer v2.3's runtimePatches (which replaced the overrides): each manager's patch of the trainer job's pods.
-    for path, patched in _runtime_patches(spec.get("runtimePatches")):
+    annotations: dict[str, Any] = {}
+    annotations_path = "spec.runtimePatches"
+    for path, template in _runtime_patches(spec.get("runtimePatches")):
+        patched = mapping(template.get("spec"))
         for key in ("nodeSelector", "affinity"):
             if key in patched and key not in pod_spec:
                 pod_spec[key] = patched[key]
-                aliases.append((key, f"{path}.{key}"))
-    role = Role(TRAINER_JOB, count(trainer.get("numNodes"), 1), pod_spec, "spec.trainer", tuple(aliases), False)
+                aliases.append((key, f"{path}.spec.{key}"))
+        patched_annotations = mapping(mapping(template.get("metadata")).get("annotations"))
+        if patched_annotations and not annotations:
+            annotations, annotations_path = dict(patched_annotations), f"{path}.metadata.annotations"
+    role = Role(
+        TRAINER_JOB,
+        count(trainer.get("numNodes"), 1),
+        pod_spec,
+        "spec.trainer",
+        tuple(aliases),
+        False,
+        annotations=annotations,
+        annotations_path=annotations_path,
+    )
     return _workload(manifest, (role,), "spec.trainer.numNodes")
 
 
@@ -241,14 +273,16 @@ def deployment(manifest: Mapping[str, Any]) -> Workload:
     queue label from the pod template (the Deployment's own label is propagated there)."""
     spec = mapping(manifest.get("spec"))
     template = mapping(spec.get("template"))
-    role = Role("pod", 1, _template_spec(template), "spec.template.spec")
+    role = _template_role("pod", 1, template, "spec.template")
     workload = _workload(manifest, (role,), "spec.replicas", training=False)
     return _pod_labels(workload, manifest, mapping(mapping(template.get("metadata")).get("labels")), "spec.template")
 
 
 def pod(manifest: Mapping[str, Any]) -> Workload:
     """A plain Pod: its own labels are where Kueue reads them, as for jobs."""
-    return _workload(manifest, (Role("pod", 1, mapping(manifest.get("spec")), "spec"),), "spec.containers")
+    metadata = mapping(manifest.get("metadata"))
+    role = Role("pod", 1, mapping(manifest.get("spec")), "spec", annotations=mapping(metadata.get("annotations")))
+    return _workload(manifest, (role,), "spec.containers")
 
 
 def _pod_labels(workload: Workload, manifest: Mapping[str, Any], labels: Mapping[str, Any], base: str) -> Workload:

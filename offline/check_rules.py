@@ -662,6 +662,46 @@ def _rdma_requests(container: Mapping[str, Any]) -> set[str]:
     return {str(name) for name in names if str(name).startswith(RDMA_RESOURCE_PREFIX)}
 
 
+# Kueue v0.19.2's pod-set topology requests (apis/kueue/v1beta2 constants): a level of the flavor's Topology, or "true".
+TOPOLOGY_LEVEL_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology")
+TOPOLOGY_UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+
+
+def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:
+    """A pod set asking for topology-aware scheduling is admitted only onto a flavor with a topology ("does not
+    support TopologyAwareScheduling") holding the level asked for ("does not contain the requested level";
+    pkg/scheduler/flavorassigner/tas_flavorassigner.go at v0.19.2)."""
+    asked = [key for key in (*TOPOLOGY_LEVEL_ANNOTATIONS, TOPOLOGY_UNCONSTRAINED_ANNOTATION) if key in role.annotations]
+    if not asked or scope.team is None or scope.queue is None:
+        return
+    key = asked[0]
+    path = f"{role.annotations_path}['{key}']"
+    pools = [facts for resource in pod_gpus(role.spec) for facts in scope.landing(role, resource)]
+    pools = pools or scope.platform.offered(scope.team, scope.queue)
+    flat = [facts for facts in pools if not facts.topology_aware]
+    if flat:
+        aware = [queue.local_queue for queue in scope.platform.queues(scope.team).values() if queue.pool is not None]
+        way = f"send it to the queue of a topology-aware pool ({_names(aware)})" if aware else "drop the annotation"
+        yield Problem(
+            "topology",
+            path,
+            f"asks for topology-aware scheduling, but pool {_names(f.name for f in flat)} of the "
+            f"'{scope.queue.local_queue}' queue admits without a topology, so Kueue never admits the pod set there",
+            f"{way}; topology-aware pools are set with gpuPools[].topologyAwareScheduling",
+        )
+        return
+    level = role.annotations[key]
+    for facts in pools:
+        if key in TOPOLOGY_LEVEL_ANNOTATIONS and level not in facts.topology_levels:
+            yield Problem(
+                "topology",
+                path,
+                f"asks for topology level {level}, which is no level of pool {facts.name}'s topology "
+                f"({_names(facts.topology_levels)}), so Kueue never admits the pod set",
+                f"ask for one of: {_names(facts.topology_levels)}",
+            )
+
+
 def check_gang(scope: Scope) -> Iterator[Problem]:
     """The whole gang (every pod of every role) must fit one flavor's admissible quota: Kueue admits all or none."""
     team, workload = scope.team, scope.workload
@@ -745,6 +785,7 @@ ROLE_CHECKS = (
     check_shared_memory,
     check_spot_checkpoints,
     check_rdma,
+    check_topology_request,
 )
 GANG_CHECKS = (check_gang, check_pod_failure_policy, check_runtime_ref)
 

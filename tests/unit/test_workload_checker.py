@@ -22,6 +22,7 @@ from offline.check_normalize import normalize
 from offline.check_rules import GANG_CHECKS, ROLE_CHECKS, WORKLOAD_CHECKS, Platform
 from offline.engine import load_stack_config
 from tests.support.config import A100, settings_for
+from tests.support.kueue import topology_aware_settings
 from tests.support.manifests import (
     BUILDERS,
     DELETE,
@@ -58,10 +59,22 @@ def _prod_with_spot_pool() -> Settings:
 PROD_SPOT = _prod_with_spot_pool()
 # A stack as new stacks are: Trainer v2 only, no Training Operator v1.
 DEV_TRAINER_V2_ONLY = settings_for(load_stack_config("dev"), trainingOperatorV1=False)
-STACKS = {"dev": DEV, "prod": PROD, "prod-spot": PROD_SPOT, "dev-v2-only": DEV_TRAINER_V2_ONLY}
+# prod with h100 fixed at two nodes and topology-aware admission on (tests.support.kueue).
+PROD_TOPOLOGY = topology_aware_settings()
+STACKS = {
+    "dev": DEV,
+    "prod": PROD,
+    "prod-spot": PROD_SPOT,
+    "dev-v2-only": DEV_TRAINER_V2_ONLY,
+    "prod-topology": PROD_TOPOLOGY,
+}
 PLATFORMS = {name: Platform.from_settings(settings) for name, settings in STACKS.items()}
 
 TEMPLATE = "spec.template.spec"
+TOPOLOGY_ANNOTATIONS = "spec.template.metadata.annotations"
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+ZONE = "topology.kubernetes.io/zone"
+TRAINJOB_PATCH = "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template"
 CONTAINER = f"{TEMPLATE}.containers[0]"
 QUEUE = "metadata.labels['kueue.x-k8s.io/queue-name']"
 PRIORITY = "metadata.labels['kueue.x-k8s.io/priority-class']"
@@ -437,6 +450,46 @@ BAD = {
         f"{TEMPLATE}.terminationGracePeriodSeconds",
         "is 600 s, but the cluster autoscaler waits at most 120 s",
     ),
+    # topology requests (Kueue admits them only onto a flavor with a topology holding the level)
+    "topology-asked-of-a-pool-without-it": Bad(
+        "prod",
+        changed(job(PROD, pool="a100", gpus=1), f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']", ZONE),
+        "topology",
+        f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
+        "asks for topology-aware scheduling, but pool a100 of the 'default' queue admits without a topology",
+        "drop the annotation",
+    ),
+    "topology-asked-in-the-default-queue-of-a-topology-stack": Bad(
+        "prod-topology",
+        changed(job(PROD_TOPOLOGY, pool="a100", gpus=1), f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']", ZONE),
+        "topology",
+        f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
+        "pool a100 of the 'default' queue admits without a topology",
+        "send it to the queue of a topology-aware pool (h100)",
+    ),
+    "topology-level-the-pool-lacks": Bad(
+        "prod-topology",
+        changed(
+            with_rdma(job(PROD_TOPOLOGY, pool="h100", gpus=8, queue="h100")),
+            f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
+            ZONE,
+        ),
+        "topology",
+        f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
+        "asks for topology level topology.kubernetes.io/zone, which is no level of pool h100's topology",
+        "ask for one of: kubernetes.azure.com/agentpool, kubernetes.io/hostname",
+    ),
+    "topology-level-the-pool-lacks-in-a-trainjob-patch": Bad(
+        "prod-topology",
+        changed(
+            reference_workloads(PROD_TOPOLOGY)["team-a"]["trainjob-distributed.yaml"],
+            f"{TRAINJOB_PATCH}.metadata.annotations['{REQUIRED_TOPOLOGY}']",
+            ZONE,
+        ),
+        "topology",
+        f"{TRAINJOB_PATCH}.metadata.annotations['{REQUIRED_TOPOLOGY}']",
+        "asks for topology level topology.kubernetes.io/zone, which is no level of pool h100's topology",
+    ),
     "trainjob-without-runtime": Bad(
         "dev",
         changed(train_job(DEV), "spec.runtimeRef", DELETE),
@@ -474,6 +527,7 @@ def test_every_check_has_a_bad_case() -> None:
         "shm",
         "spot-checkpoints",
         "rdma",
+        "topology",
         "gang-quota",
         "pod-failure-policy",
         "runtime-ref",

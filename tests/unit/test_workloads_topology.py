@@ -72,7 +72,8 @@ def test_every_reference_passes_the_checker(team: str, name: str) -> None:
 
 def test_a_job_pinned_to_the_pool_through_the_default_queue_is_sent_to_the_pools_queue() -> None:
     """The default queue no longer offers h100: each pod's pin is refused with the way out, then what follows from
-    sizing the pods against the queue's remaining pools (a100: 1 GPU per node, no InfiniBand, 8 admissible)."""
+    sizing the pods against the queue's remaining pools (a100: 1 GPU per node, no InfiniBand, no topology, 8
+    admissible)."""
     job = copy.deepcopy(TEAM_A["pytorchjob-distributed.yaml"])
     job["metadata"]["labels"][QUEUE] = "default"
     found = problems(normalize(job), PLATFORM)
@@ -87,7 +88,11 @@ def test_a_job_pinned_to_the_pool_through_the_default_queue_is_sent_to_the_pools
     assert [problem.check for problem in found if problem.check != "node-placement"] == [
         "gpus-per-node",
         "rdma",
+        "topology",
         "gpus-per-node",
         "rdma",
+        "topology",
         "gang-quota",
     ]
+    topology = next(problem for problem in found if problem.check == "topology")
+    assert topology.fix.startswith("send it to the queue of a topology-aware pool (h100)")
