@@ -26,6 +26,7 @@ from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
 from components.config.settings import Settings
 from components.config.storage import StorageSettings
+from components.core.fabric import NCCL_INFINIBAND_ENVIRONMENT
 from components.core.naming import (
     CHECKPOINTS_CLAIM,
     DATASETS_CLAIM,
@@ -41,6 +42,7 @@ from components.core.training_pods import (
     NCCL_ENVIRONMENT,
     SHM_MOUNT,
     SHM_VOLUME,
+    TORCH_DISTRIBUTED_INFINIBAND_RUNTIME,
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
     TRAINER_NODE,
@@ -108,6 +110,8 @@ class TrainingPodDefaults:
     termination_grace_seconds: int
     # The owner of the files on the checkpoints share: pods run as it.
     storage: StorageSettings
+    # A pool has InfiniBand: the InfiniBand runtime is installed too.
+    infiniband: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TrainingPodDefaults:
@@ -115,20 +119,24 @@ class TrainingPodDefaults:
             image=settings.workloads.image,
             termination_grace_seconds=int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
             storage=settings.storage,
+            infiniband=any(facts.infiniband for facts in settings.pool_facts),
         )
 
 
-def runtime_pod_template(defaults: TrainingPodDefaults) -> dict[str, Any]:
+def runtime_pod_template(defaults: TrainingPodDefaults, *, infiniband: bool = False) -> dict[str, Any]:
     """The pod of a runtime's trainer step, as the platform's conventions want every training pod: the team's
     ServiceAccount and identity, the claims every team namespace has (referred to by name), memory-backed /dev/shm,
-    the platform's entrypoint at /app, NCCL over the pod network, the storage owner, and a grace period the
-    autoscaler honours. No resources (the TrainJob's resourcesPerNode) and no node selector: Kueue adds the admitted
-    flavor's node selector and tolerations to the TrainJob's runtime patches on admission."""
+    the platform's entrypoint at /app, NCCL over the pod network (and, with `infiniband`, its data over the HCAs),
+    the storage owner, and a grace period the autoscaler honours. No resources (the TrainJob's resourcesPerNode,
+    where an InfiniBand job asks for the RDMA resource) and no node selector: Kueue adds the admitted flavor's node
+    selector and tolerations to the TrainJob's runtime patches on admission. No capability either: RDMA's locked
+    memory is lifted on the node (components.network.memlock), which also serves the non-root user pods run as."""
+    environment = {**NCCL_ENVIRONMENT, **(NCCL_INFINIBAND_ENVIRONMENT if infiniband else {})}
     container = {
         "name": TRAINER_NODE,
         "image": defaults.image,
         "imagePullPolicy": "IfNotPresent",
-        "env": [{"name": name, "value": value} for name, value in NCCL_ENVIRONMENT.items()],
+        "env": [{"name": name, "value": value} for name, value in environment.items()],
         "volumeMounts": [
             {"name": DATASETS_CLAIM, "mountPath": DATASETS_MOUNT, "readOnly": True},
             {"name": CHECKPOINTS_CLAIM, "mountPath": CHECKPOINTS_MOUNT},
@@ -157,7 +165,7 @@ def runtime_pod_template(defaults: TrainingPodDefaults) -> dict[str, Any]:
     return {"metadata": {"labels": {WORKLOAD_IDENTITY_LABEL: "true"}}, "spec": spec}
 
 
-def torch_distributed_runtime(defaults: TrainingPodDefaults) -> Manifest:
+def torch_distributed_runtime(defaults: TrainingPodDefaults, *, infiniband: bool = False) -> Manifest:
     """`torch-distributed`: whole-GPU, multi-node PyTorch with torchrun, in the shape of the upstream runtime
     (kubeflow/trainer v2.3.0 manifests/base/runtimes/torch_distributed.yaml: mlPolicy numNodes 1 and `torch: {}`,
     one replicated job `node` of the trainer step with a container `node`). The Trainer sets torchrun's rendezvous
@@ -169,7 +177,8 @@ def torch_distributed_runtime(defaults: TrainingPodDefaults) -> Manifest:
     failure restarts the whole gang (torchrun's ranks cannot continue without a peer) up to MAX_RESTARTS times.
 
     The runtime carries no Kueue label: the queue and priority labels belong on each TrainJob, where Kueue's
-    TrainJob integration reads them, and the runtime's JobSet labels are copied onto every JobSet it creates."""
+    TrainJob integration reads them, and the runtime's JobSet labels are copied onto every JobSet it creates.
+    `infiniband`: the `torch-distributed-infiniband` variant, with NCCL's InfiniBand settings in the environment."""
     job_spec = {
         "backoffLimit": 0,
         # A replacement starts only once the old pod is gone: one writer of the checkpoints at a time.
@@ -187,12 +196,15 @@ def torch_distributed_runtime(defaults: TrainingPodDefaults) -> Manifest:
                 },
             ]
         },
-        "template": runtime_pod_template(defaults),
+        "template": runtime_pod_template(defaults, infiniband=infiniband),
     }
     return {
         "apiVersion": TRAINER_API_VERSION,
         "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": TORCH_DISTRIBUTED_RUNTIME, "labels": {FRAMEWORK_LABEL: "torch"}},
+        "metadata": {
+            "name": TORCH_DISTRIBUTED_INFINIBAND_RUNTIME if infiniband else TORCH_DISTRIBUTED_RUNTIME,
+            "labels": {FRAMEWORK_LABEL: "torch"},
+        },
         "spec": {
             "mlPolicy": {"numNodes": 1, "torch": {}},
             "template": {
@@ -224,8 +236,12 @@ def torch_distributed_runtime(defaults: TrainingPodDefaults) -> Manifest:
 
 
 def cluster_training_runtimes(defaults: TrainingPodDefaults) -> list[Manifest]:
-    """Every ClusterTrainingRuntime the platform installs."""
-    return [torch_distributed_runtime(defaults)]
+    """Every ClusterTrainingRuntime the platform installs: `torch-distributed`, and where a pool has InfiniBand,
+    `torch-distributed-infiniband`."""
+    runtimes = [torch_distributed_runtime(defaults)]
+    if defaults.infiniband:
+        runtimes.append(torch_distributed_runtime(defaults, infiniband=True))
+    return runtimes
 
 
 @dataclass(frozen=True)

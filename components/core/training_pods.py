@@ -26,6 +26,9 @@ NCCL_ENVIRONMENT = {
 # which TrainJobs name in spec.runtimeRef.
 TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TORCH_DISTRIBUTED_RUNTIME = "torch-distributed"
+# The same runtime with NCCL's InfiniBand settings, installed where a pool has InfiniBand: TrainJobs on such a pool name
+# it (and ask for the RDMA resource in resourcesPerNode).
+TORCH_DISTRIBUTED_INFINIBAND_RUNTIME = "torch-distributed-infiniband"
 # The runtime's replicated job and its container that the Trainer treats as the training nodes: it scales the job
 # to the TrainJob's numNodes, gives the container the TrainJob's image, command and resourcesPerNode and the
 # torchrun environment (PET_*). kubeflow/trainer v2.3.0 pkg/constants (Node = "node") and

@@ -64,6 +64,7 @@ from components.core.training_pods import (
     NCCL_ENVIRONMENT,
     SHM_MOUNT,
     SHM_VOLUME,
+    TORCH_DISTRIBUTED_INFINIBAND_RUNTIME,
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
     TRAINER_NODE,
@@ -467,20 +468,15 @@ def _train_job(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> M
             "runtimeRef": {
                 "apiGroup": TRAINER_API_VERSION.split("/")[0],
                 "kind": "ClusterTrainingRuntime",
-                "name": TORCH_DISTRIBUTED_RUNTIME,
+                "name": TORCH_DISTRIBUTED_INFINIBAND_RUNTIME if facts.infiniband else TORCH_DISTRIBUTED_RUNTIME,
             },
             "trainer": {
                 "image": settings.workloads.image,
                 # The Trainer sets torchrun's rendezvous (PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
                 # PET_MASTER_ADDR/PORT) in the container's environment: one process per GPU of each node.
                 "command": ["torchrun", *trainer_arguments(settings, TRAINJOB_NAME)],
-                "env": [
-                    *(
-                        {"name": key, "value": value}
-                        for key, value in infiniband_environment(facts.rdma_resource).items()
-                    ),
-                    {"name": "OMP_NUM_THREADS", "value": str(max(placement.size.cpu // facts.gpus_per_node, 1))},
-                ],
+                # NCCL's InfiniBand settings come with the InfiniBand runtime.
+                "env": [{"name": "OMP_NUM_THREADS", "value": str(max(placement.size.cpu // facts.gpus_per_node, 1))}],
                 "numNodes": nodes,
                 "numProcPerNode": facts.gpus_per_node,
                 "resourcesPerNode": _with_rdma(_resources(placement), facts),

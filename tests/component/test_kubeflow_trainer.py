@@ -41,6 +41,8 @@ def test_the_component_has_its_training_type_token_and_parents_everything(run: P
         "trainer-namespace",
         "trainer-release",
         "trainer-runtime-torch-distributed",
+        # prod has an InfiniBand pool (h100).
+        "trainer-runtime-torch-distributed-infiniband",
     }
     provider = next(r for r in run.resources if r.name == "test-cluster")
     assert all(child.provider.startswith(provider.urn) for child in children)

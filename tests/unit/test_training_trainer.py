@@ -343,7 +343,10 @@ def test_failures_are_handled_as_the_reference_job_handles_them() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_runtime_is_strictly_valid_against_the_trainer_crd(stack: str) -> None:
     runtimes = cluster_training_runtimes(TrainingPodDefaults.from_settings(SETTINGS[stack]))
-    assert [r["metadata"]["name"] for r in runtimes] == [TORCH_DISTRIBUTED_RUNTIME]
+    # The InfiniBand variant only where a pool has InfiniBand (prod's h100).
+    assert [r["metadata"]["name"] for r in runtimes] == [TORCH_DISTRIBUTED_RUNTIME] + (
+        ["torch-distributed-infiniband"] if stack == "prod" else []
+    )
     for manifest in runtimes:
         assert manifest_errors(manifest, RUNTIMES_CRD) == []
         assert cel_rule_errors(manifest, RUNTIMES_CRD) == []
@@ -461,9 +464,14 @@ def test_trainjobs_are_sized_and_placed_like_the_pytorchjob(stack: str, team: st
     assert trainer["numNodes"] == sum(replica["replicas"] for replica in replicas.values())
     assert trainer["numProcPerNode"] == int(pytorch["spec"]["nprocPerNode"])
     assert trainer["resourcesPerNode"] == master["containers"][0]["resources"]
-    # The runtime's NCCL defaults and the TrainJob's own environment make the PyTorchJob's.
-    own = {item["name"]: item["value"] for item in trainer["env"]}
-    assert {**NCCL_ENVIRONMENT, **own} == {item["name"]: item["value"] for item in master["containers"][0]["env"]}
+    # The runtime's NCCL defaults (InfiniBand ones included on an InfiniBand pool) and the TrainJob's own
+    # environment make the PyTorchJob's.
+    runtimes = {
+        r["metadata"]["name"]: r for r in cluster_training_runtimes(TrainingPodDefaults.from_settings(SETTINGS[stack]))
+    }
+    runtime_env = pod_spec(runtimes[manifest["spec"]["runtimeRef"]["name"]])["containers"][0]["env"]
+    merged = {item["name"]: item["value"] for item in [*runtime_env, *trainer["env"]]}
+    assert merged == {item["name"]: item["value"] for item in master["containers"][0]["env"]}
     (patch,) = manifest["spec"]["runtimePatches"]
     (job,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
     assert job["template"]["spec"]["template"]["spec"]["nodeSelector"] == master["nodeSelector"]
@@ -505,3 +513,24 @@ def test_the_checker_reads_the_pool_the_trainjob_pins(stack: str, team: str, man
     pinned = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     assert role.spec["nodeSelector"] == pinned["spec"]["nodeSelector"]
     assert role.pods == manifest["spec"]["trainer"]["numNodes"]
+
+
+def test_the_infiniband_runtime_differs_only_by_name_and_nccls_infiniband_settings() -> None:
+    defaults = TrainingPodDefaults.from_settings(SETTINGS["prod"])
+    plain, infiniband = cluster_training_runtimes(defaults)
+    env = {item["name"]: item["value"] for item in pod_spec(infiniband)["containers"][0]["env"]}
+    assert env == {
+        **NCCL_ENVIRONMENT,
+        "NCCL_IB_DISABLE": "0",
+        "NCCL_IB_HCA": "mlx5",
+        "NCCL_NET_GDR_LEVEL": "SYS",
+        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
+    }
+    # No capability: RDMA's locked memory is lifted on the node (components.network.memlock).
+    assert pod_spec(infiniband)["containers"][0]["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    pod_spec(infiniband)["containers"][0]["env"] = pod_spec(plain)["containers"][0]["env"]
+    infiniband["metadata"]["name"] = plain["metadata"]["name"]
+    assert infiniband == plain

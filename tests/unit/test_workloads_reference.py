@@ -483,10 +483,13 @@ def test_distributed_jobs_use_infiniband_exactly_on_the_infiniband_pool() -> Non
             assert {key: env[key] for key in NCCL_INFINIBAND if key in env} == (NCCL_INFINIBAND if infiniband else {})
             for amounts in container["resources"].values():
                 assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
-        train_job = WORKLOADS[stack][team_name]["trainjob-distributed.yaml"]["spec"]["trainer"]
-        env = {item["name"]: item["value"] for item in train_job["env"]}
-        assert {key: env[key] for key in NCCL_INFINIBAND if key in env} == (NCCL_INFINIBAND if infiniband else {})
-        for amounts in train_job["resourcesPerNode"].values():
+        # The TrainJob gets NCCL's InfiniBand settings from the InfiniBand runtime (components.training).
+        train_job = WORKLOADS[stack][team_name]["trainjob-distributed.yaml"]["spec"]
+        assert train_job["runtimeRef"]["name"] == (
+            "torch-distributed-infiniband" if infiniband else "torch-distributed"
+        )
+        assert not any(item["name"] in NCCL_INFINIBAND for item in train_job["trainer"]["env"])
+        for amounts in train_job["trainer"]["resourcesPerNode"].values():
             assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
 
 
