@@ -20,7 +20,7 @@ from components.config.settings import Settings
 from components.config.teams import TeamSettings
 from components.config.workloads import image_problem
 from components.core.fabric import RDMA_RESOURCE_PREFIX
-from components.core.naming import CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, LOCAL_QUEUE, QUEUE_NAME_LABEL
+from components.core.naming import CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, CPU_FLAVOR, LOCAL_QUEUE, QUEUE_NAME_LABEL
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import quantity_value
 from components.core.quotas import borrowing_headroom
@@ -676,20 +676,25 @@ def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:
         return
     key = asked[0]
     path = f"{role.annotations_path}['{key}']"
-    pools = [facts for resource in pod_gpus(role.spec) for facts in scope.landing(role, resource)]
-    pools = pools or scope.platform.offered(scope.team, scope.queue)
-    flat = [facts for facts in pools if not facts.topology_aware]
+    gpus = pod_gpus(role.spec)
+    pools = [facts for resource in gpus for facts in scope.landing(role, resource)]
+    # Without GPUs a pod set of a team's ordinary queue gets the CPU flavor, which never has a topology.
+    flat = [f"pool {facts.name}" for facts in pools if not facts.topology_aware]
+    if not gpus and scope.queue.pool is None:
+        flat = [f"the CPU flavor {CPU_FLAVOR}"]
     if flat:
         aware = [queue.local_queue for queue in scope.platform.queues(scope.team).values() if queue.pool is not None]
         way = f"send it to the queue of a topology-aware pool ({_names(aware)})" if aware else "drop the annotation"
         yield Problem(
             "topology",
             path,
-            f"asks for topology-aware scheduling, but pool {_names(f.name for f in flat)} of the "
-            f"'{scope.queue.local_queue}' queue admits without a topology, so Kueue never admits the pod set there",
+            f"asks for topology-aware scheduling, but {_names(flat)} of the '{scope.queue.local_queue}' queue "
+            "admits without a topology, so Kueue never admits the pod set there",
             f"{way}; topology-aware pools are set with gpuPools[].topologyAwareScheduling",
         )
         return
+    if not gpus:
+        pools = scope.platform.offered(scope.team, scope.queue)
     level = role.annotations[key]
     for facts in pools:
         if key in TOPOLOGY_LEVEL_ANNOTATIONS and level not in facts.topology_levels:

@@ -467,6 +467,14 @@ BAD = {
         "pool a100 of the 'default' queue admits without a topology",
         "send it to the queue of a topology-aware pool (h100)",
     ),
+    "topology-asked-by-a-cpu-only-pod": Bad(
+        "prod-topology",
+        changed(job(PROD_TOPOLOGY, gpus=0), f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']", ZONE),
+        "topology",
+        f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
+        "asks for topology-aware scheduling, but the CPU flavor cpu of the 'default' queue admits without a topology",
+        "send it to the queue of a topology-aware pool (h100)",
+    ),
     "topology-level-the-pool-lacks": Bad(
         "prod-topology",
         changed(
