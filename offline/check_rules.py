@@ -20,7 +20,16 @@ from components.config.settings import Settings
 from components.config.teams import TeamSettings
 from components.config.workloads import image_problem
 from components.core.fabric import RDMA_RESOURCE_PREFIX
-from components.core.naming import CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, CPU_FLAVOR, LOCAL_QUEUE, QUEUE_NAME_LABEL
+from components.core.naming import (
+    CHECKPOINTS_CLAIM,
+    CHECKPOINTS_CLASS,
+    CPU_FLAVOR,
+    LOCAL_QUEUE,
+    QUEUE_NAME_LABEL,
+    TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_REQUIRED_ANNOTATION,
+    TOPOLOGY_UNCONSTRAINED_ANNOTATION,
+)
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import quantity_value
 from components.core.quotas import borrowing_headroom
@@ -662,9 +671,8 @@ def _rdma_requests(container: Mapping[str, Any]) -> set[str]:
     return {str(name) for name in names if str(name).startswith(RDMA_RESOURCE_PREFIX)}
 
 
-# Kueue v0.19.2's pod-set topology requests (apis/kueue/v1beta2 constants): a level of the flavor's Topology, or "true".
-TOPOLOGY_LEVEL_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology")
-TOPOLOGY_UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+# Kueue's pod-set topology requests naming a level of the flavor's Topology (the unconstrained one names none).
+TOPOLOGY_LEVEL_ANNOTATIONS = (TOPOLOGY_REQUIRED_ANNOTATION, TOPOLOGY_PREFERRED_ANNOTATION)
 
 
 def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:

@@ -43,8 +43,11 @@ LOCAL_QUEUE = "default"
 # Where spot needs opting in (prod), the LocalQueue whose jobs may run on spot pools.
 SPOT_QUEUE = "spot"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-# A pod template annotation: Kueue places all pods of the pod set inside one domain of this topology level.
+# Pod template annotations of Kueue's topology-aware scheduling (v0.19.2 apis/kueue/v1beta2): all pods of the pod set
+# inside one domain of this level (required) or as few as possible (preferred), or anywhere, TAS-accounted.
 TOPOLOGY_REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+TOPOLOGY_PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+TOPOLOGY_UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
 # The Kueue WorkloadPriorityClass a job asks for, and the two priorities of the platform (queueing.priorities).
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 TRAINING_PRIORITY = "training-batch"

@@ -772,9 +772,11 @@ topology_queues_admit = StackValidationPolicy(
 )
 
 
-# The label the program's node-setup DaemonSet puts on an InfiniBand node once containerd's locked-memory limit is
-# lifted (components/network/memlock.py); the NicClusterPolicy's DaemonSets must require it.
+# The label (and value) the program's node-setup DaemonSet puts on an InfiniBand node once containerd's locked-memory
+# limit is lifted (components/network/memlock.py, held equal by tests/project/test_policy_pack.py); the
+# NicClusterPolicy's DaemonSets must require it.
 MEMLOCK_LABEL = "aks-mlops/rdma-memlock"
+MEMLOCK_LABEL_VALUE = "unlimited"
 
 
 def _term_pools(term: dict[str, Any]) -> set[str]:
@@ -790,7 +792,7 @@ def _requires_memlock(term: dict[str, Any]) -> bool:
     return any(
         expression.get("key") == MEMLOCK_LABEL
         and expression.get("operator") == "In"
-        and expression.get("values") == ["unlimited"]
+        and expression.get("values") == [MEMLOCK_LABEL_VALUE]
         for expression in term.get("matchExpressions") or []
     )
 
@@ -801,7 +803,7 @@ def _memlock_labelled_pools(resources: list[PolicyResource]) -> set[str]:
     for daemonset in _of_kind(resources, "DaemonSet"):
         pod = get(daemonset.props, "spec", "template", "spec", default={}) or {}
         labels = any(
-            f"{MEMLOCK_LABEL}=unlimited" in (container.get("args") or [])
+            f"{MEMLOCK_LABEL}={MEMLOCK_LABEL_VALUE}" in (container.get("args") or [])
             for container in pod.get("initContainers") or []
         )
         terms = (
@@ -839,14 +841,14 @@ def _rdma_only_where_memlock_lifted(args: StackValidationArgs, report: Report) -
         )
         if not terms or not all(_requires_memlock(term) for term in terms):
             report(
-                f"NicClusterPolicy {name} offers RDMA on nodes without requiring {MEMLOCK_LABEL}=unlimited: "
-                "an RDMA pod could start under containerd's 64 KiB locked-memory limit and NCCL fail to register "
-                "memory; require the label in every nodeSelectorTerm"
+                f"NicClusterPolicy {name} offers RDMA on nodes without requiring "
+                f"{MEMLOCK_LABEL}={MEMLOCK_LABEL_VALUE}: an RDMA pod could start under containerd's 64 KiB "
+                "locked-memory limit and NCCL fail to register memory; require the label in every nodeSelectorTerm"
             )
         for pool in sorted({pool for term in terms for pool in _term_pools(term)} - covered):
             report(
                 f"NicClusterPolicy {name} targets pool {pool}, which no DaemonSet lifts the locked-memory limit "
-                f"of (none labels its nodes {MEMLOCK_LABEL}=unlimited): RDMA would never be offered there"
+                f"of (none labels its nodes {MEMLOCK_LABEL}={MEMLOCK_LABEL_VALUE}): RDMA would never be offered there"
             )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from aks_mlops_policies import ALL_POLICIES, prod_rules, props
+from aks_mlops_policies import ALL_POLICIES, prod_rules, props, stack_rules
 from aks_mlops_policies.props import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
 from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
 from pulumi_policy import EnforcementLevel
@@ -17,6 +17,7 @@ from pulumi_policy import EnforcementLevel
 from components import compute
 from components.core import fabric, naming
 from components.monitoring import scraping
+from components.network import memlock
 from components.queueing import topology
 from offline.policy_check import POLICY_DIR, effective_enforcement, load_policy_config
 from offline.policy_check import policy_properties as properties
@@ -45,6 +46,14 @@ def test_pack_knows_the_labels_aks_sets_as_the_program_does() -> None:
     assert props.AKS_NODE_LABELS == fabric.AKS_NODE_LABELS
     assert props.ZONE_LABEL == fabric.ZONE_LABEL
     assert props.GPU_POOL_LABEL == topology.POOL_LABEL
+
+
+def test_pack_knows_the_memlock_label_the_program_sets() -> None:
+    """`rdma-only-where-memlock-lifted` finds the lifting DaemonSet by the label it sets."""
+    assert (stack_rules.MEMLOCK_LABEL, stack_rules.MEMLOCK_LABEL_VALUE) == (
+        memlock.MEMLOCK_LABEL,
+        memlock.MEMLOCK_LABEL_VALUE,
+    )
 
 
 def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:
