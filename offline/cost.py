@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from components.config.settings import Settings
+from components.core.scheduling import INFERENCE_WORKLOAD
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")
 
@@ -119,7 +120,7 @@ def cost(settings: Settings, table: dict[str, Any] | None = None) -> CostEstimat
                 pool.spot,
                 pool.min_count,
                 pool.max_count,
-                warm_reason(pool.min_count, pool.mig_profile),
+                warm_reason(pool.min_count, pool.mig_profile, pool.workload == INFERENCE_WORKLOAD),
             )
             for pool in settings.gpu_pools
         ),
@@ -138,11 +139,13 @@ def cost(settings: Settings, table: dict[str, Any] | None = None) -> CostEstimat
     )
 
 
-def warm_reason(min_count: int, mig_profile: str | None) -> str:
+def warm_reason(min_count: int, mig_profile: str | None, serving: bool = False) -> str:
     if min_count == 0:
         return ""
     if mig_profile is not None:
         return "MIG pool: the AKS autoscaler cannot scale it up from zero for slice requests"
+    if serving:
+        return "inference pool: the warm replicas of its serving teams (serving.warmReplicas), no cold start"
     return "minCount above 0"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from components.config.errors import MISSING
 from components.core.scheduling import DEFAULT_GPU_TAINT
+from components.core.versions import TRITON_IMAGE, VLLM_IMAGE
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("costModel", None, {}),
     KeySpec("storage", None, {}),
     KeySpec("workloads", None, {}),
+    KeySpec("serving", None, {}),
 )
 
 SYSTEM_POOL: MappingProxyType[str, Any] = MappingProxyType(
@@ -138,6 +140,13 @@ ALERT_THRESHOLDS: MappingProxyType[str, Any] = MappingProxyType(
         "jobRunningLongerThan": "72h",
         "podRestartsPerHour": 3,
         "podPendingFor": "15m",
+        # An LLM generating a few hundred tokens takes seconds, so the p95 allows 5 s before paging.
+        "servingP95LatencyMs": 5000,
+        # 1% of requests failing spends a 99% availability objective's whole budget.
+        "servingErrorPercent": 1,
+        # A canary failing 1 point more of its requests than its stable variant for 10 minutes is worth rolling back.
+        "canaryErrorMarginPercent": 1,
+        "servingAlertFor": "10m",
     }
 )
 
@@ -151,6 +160,23 @@ WORKLOADS: MappingProxyType[str, Any] = MappingProxyType(
     }
 )
 
+SERVING: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        # KServe, cert-manager and the inference gateway are installed only for stacks that serve models.
+        "enabled": False,
+        "warmReplicas": 1,
+        # The seeds' rollout: a new model version takes a fifth of the traffic first.
+        "canaryTrafficPercent": 20,
+        # A private zone of the stack's own: the gateway is an internal load balancer.
+        "domain": "inference.internal",
+        "gatewayReplicas": 1,
+    }
+)
+
+# `serving.images`: the runtimes' images by version tag (components.core.versions); stacks that require digests set
+# their own.
+SERVING_IMAGES: MappingProxyType[str, Any] = MappingProxyType({"vllm": VLLM_IMAGE, "triton": TRITON_IMAGE})
+
 # Object-valued keys whose fields have defaults, for the README check.
 NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
     {
@@ -163,5 +189,7 @@ NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
         "alertThresholds": ALERT_THRESHOLDS,
         "storage": STORAGE,
         "workloads": WORKLOADS,
+        "serving": SERVING,
+        "serving.images": SERVING_IMAGES,
     }
 )

@@ -2,7 +2,7 @@
 
 Every key is read through a `ConfigNode`, so any missing, mistyped, out-of-range or contradictory
 value raises one `ConfigError` naming its key path. The order is the data flow: cluster-wide keys,
-then the pools, the pools' derived facts, the teams checked against those facts, and last the prod
+then the pools, the pools' derived facts, the teams checked against those facts, serving against both, and last the prod
 posture (`components.config.prod`) on the finished settings.
 """
 
@@ -36,6 +36,7 @@ from components.config.monitoring import read_monitoring
 from components.config.node import ConfigNode, did_you_mean
 from components.config.pools import MIG_STRATEGIES, read_gpu_pools, read_gpu_software, read_system_pool, read_zones
 from components.config.prod import check_prod_posture
+from components.config.serving import check_serving_capacity, read_serving
 from components.config.settings import Settings
 from components.config.storage import read_storage
 from components.config.teams import read_kueue, read_teams
@@ -67,6 +68,9 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     )
     pool_facts = derive_all_pool_facts(gpu_pools, mig_strategy, gpu_software)
     teams = read_teams(n["teams"], {facts.name: facts for facts in pool_facts}, warnings)
+    workloads = read_workloads(n["workloads"])
+    serving = read_serving(n["serving"], workloads.require_image_digests)
+    check_serving_capacity(serving, gpu_pools, {facts.name: facts for facts in pool_facts}, teams)
     network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
     check_pod_cidr_capacity(n["podCidr"], network, system_pool.max_count + sum(pool.max_count for pool in gpu_pools))
     settings = Settings(
@@ -107,7 +111,8 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         monitoring=read_monitoring(n["alertEmails"], n["grafanaEnabled"], n["alertThresholds"]),
         cost_model=read_cost_model(n["costModel"]),
         storage=read_storage(n["storage"]),
-        workloads=read_workloads(n["workloads"]),
+        workloads=workloads,
+        serving=serving,
         warnings=tuple(warnings),
     )
     check_prod_posture(settings, n)

@@ -32,6 +32,14 @@ class AlertThresholds:
     pod_restarts_per_hour: int
     # Pods of admitted workloads Pending this long: no node came (quota, spot capacity, image pull).
     pod_pending_for: str
+    # An InferenceService variant whose p95 request latency (milliseconds) stays above this.
+    serving_p95_latency_ms: int
+    # An InferenceService variant failing more than this share of its requests (server errors).
+    serving_error_percent: int
+    # A canary failing more than this many percentage points more of its requests than the stable variant.
+    canary_error_margin_percent: int
+    # How long a serving condition must hold before it alerts (all three serving alerts).
+    serving_alert_for: str
 
 
 @dataclass(frozen=True)
@@ -77,4 +85,12 @@ def _thresholds(node: ConfigNode) -> AlertThresholds:
         job_running_longer_than=duration("jobRunningLongerThan"),
         pod_restarts_per_hour=whole("podRestartsPerHour", 1, 100),
         pod_pending_for=duration("podPendingFor"),
+        # From 10 ms (small Triton models answer in milliseconds) to 10 minutes (the longest LLM generations).
+        serving_p95_latency_ms=whole("servingP95LatencyMs", 10, 600000),
+        # Whole percent like the other thresholds: 0 would page on a single failed request, and a variant failing
+        # more than half of its requests is down, which a higher threshold would leave silent.
+        serving_error_percent=whole("servingErrorPercent", 1, 50),
+        # 0 is allowed: a canary must not fail more than the stable variant at all.
+        canary_error_margin_percent=whole("canaryErrorMarginPercent", 0, 50),
+        serving_alert_for=duration("servingAlertFor"),
     )

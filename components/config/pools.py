@@ -15,7 +15,7 @@ from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.core.catalog import MIG_PROFILE_NAMES, VmSize
 from components.core.naming import LOCAL_QUEUE, SPOT_QUEUE
-from components.core.scheduling import DEFAULT_GPU_TAINT, SPOT_LABEL, Taint
+from components.core.scheduling import DEFAULT_GPU_TAINT, INFERENCE_WORKLOAD, SPOT_LABEL, Taint
 
 ZONES = ("1", "2", "3")
 MIG_STRATEGIES = ("single", "mixed")
@@ -24,7 +24,8 @@ GPU_SOFTWARE = ("device-plugin", "gpu-operator")
 # Who installs the NVIDIA driver under each GPU software stack: AKS for the plain device plugin;
 # the GPU Operator's own driver container otherwise (AKS- and operator-managed drivers cannot coexist).
 DRIVER_FOR_SOFTWARE = {"device-plugin": "Install", "gpu-operator": "None"}
-WORKLOAD_ROLES = ("training", "hpo", "inference")
+# Pools of the `inference` role are never spot and are where KServe's predictors run (components.serving).
+WORKLOAD_ROLES = ("training", "hpo", INFERENCE_WORKLOAD)
 
 # Labels the platform puts on GPU nodes itself, and why a user may not set them.
 PLATFORM_LABELS = {
@@ -162,7 +163,7 @@ def _gpu_pool(
             "admitted trials again and again; keep one node warm"
         )
     spot = f["spot"].or_default(default["spot"]).boolean()
-    if spot and workload == "inference":
+    if spot and workload == INFERENCE_WORKLOAD:
         raise f["spot"].fail("is not allowed on an inference pool; Spot evictions would drop latency-critical serving")
     return GpuPoolSettings(
         name=name,

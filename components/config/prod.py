@@ -67,6 +67,12 @@ PROD_RULES: tuple[ProdRule, ...] = (
         lambda enabled, _: enabled,
         "must be true in prod (dashboards for on-call)",
     ),
+    ProdRule(
+        "serving.gatewayReplicas",
+        lambda s: s.serving.gateway_replicas,
+        lambda replicas, s: not s.serving.enabled or replicas >= 2,
+        "is below 2; every request to every model passes the inference gateway, so prod runs two Envoy proxies",
+    ),
 )
 
 

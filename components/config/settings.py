@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from components.config.cluster import CostModel, MaintenanceWindow, NetworkSettings
 from components.config.monitoring import MonitoringSettings
 from components.config.pools import GpuPoolSettings, SystemPoolSettings
+from components.config.serving import ServingSettings
 from components.config.storage import StorageSettings
 from components.config.teams import KueueSettings, TeamSettings
 from components.config.workloads import WorkloadSettings
 from components.core.pool_facts import GpuPoolFacts
+from components.core.scheduling import INFERENCE_WORKLOAD
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Settings:
     cost_model: CostModel
     storage: StorageSettings
     workloads: WorkloadSettings
+    serving: ServingSettings
     # Advice that does not stop the program (logged as warnings by __main__).
     warnings: tuple[str, ...] = field(default=())
 
@@ -85,6 +88,19 @@ class Settings:
     def flavors(self) -> dict[str, GpuPoolFacts]:
         """Pool facts by pool name (= Kueue flavor name)."""
         return {facts.name: facts for facts in self.pool_facts}
+
+    @property
+    def inference_pools(self) -> tuple[str, ...]:
+        """Names of the pools meant for serving (`workload: inference`)."""
+        return tuple(pool.name for pool in self.gpu_pools if pool.workload == INFERENCE_WORKLOAD)
+
+    @property
+    def serving_teams(self) -> tuple[TeamSettings, ...]:
+        """Teams that serve models: serving is on and they have quota on an inference pool."""
+        if not self.serving.enabled:
+            return ()
+        pools = set(self.inference_pools)
+        return tuple(team for team in self.teams if any(quota.flavor in pools for quota in team.gpu_quotas))
 
     @property
     def mig_strategy_in_use(self) -> str:

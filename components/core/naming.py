@@ -26,6 +26,12 @@ GPU_OPERATOR_NAMESPACE = "gpu-operator"
 STANDALONE_DCGM_NAMESPACE = "dcgm-exporter"
 # The NVIDIA Network Operator (InfiniBand stacks): the namespace its chart and the Azure guidance use.
 NETWORK_OPERATOR_NAMESPACE = "network-operator"
+# Serving (components.serving): KServe's controller, the cert-manager its webhook certificate needs, and Envoy Gateway
+# with the inference Gateway and its proxies (the namespace Envoy Gateway's install guide uses,
+# site/content/en/v1.9/install/install-helm.md).
+KSERVE_NAMESPACE = "kserve"
+CERT_MANAGER_NAMESPACE = "cert-manager"
+GATEWAY_NAMESPACE = "envoy-gateway-system"
 PLATFORM_NAMESPACES = (
     KUEUE_NAMESPACE,
     TRAINING_OPERATOR_NAMESPACE,
@@ -34,6 +40,9 @@ PLATFORM_NAMESPACES = (
     DEVICE_PLUGIN_NAMESPACE,
     STANDALONE_DCGM_NAMESPACE,
     NETWORK_OPERATOR_NAMESPACE,
+    KSERVE_NAMESPACE,
+    CERT_MANAGER_NAMESPACE,
+    GATEWAY_NAMESPACE,
 )
 
 # The Kueue flavor of CPU and memory; no GPU pool may take its name.

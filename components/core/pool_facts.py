@@ -14,7 +14,7 @@ from typing import Protocol
 
 from components.core.catalog import VmSize
 from components.core.fabric import RDMA_RESOURCE, topology_levels
-from components.core.scheduling import SPOT_LABEL, SPOT_TAINT, Taint
+from components.core.scheduling import INFERENCE_TAINT, INFERENCE_WORKLOAD, SPOT_LABEL, SPOT_TAINT, Taint
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -83,6 +83,8 @@ class GpuPoolFacts:
     # What one node of the VM size has (the catalog's vCPUs and memory), for quota Kueue counts on the pool itself.
     vcpus_per_node: int = 0
     memory_gib_per_node: int = 0
+    # A pool for serving (`workload: inference`): its nodes carry INFERENCE_TAINT, which only serving pods tolerate.
+    serving: bool = False
 
     @property
     def capacity_at_max(self) -> int:
@@ -96,7 +98,7 @@ class GpuPoolFacts:
     @property
     def multi_node(self) -> bool:
         """Whole GPUs on more than one node at max scale: where one job can span nodes."""
-        return is_multi_node(self.mig_slice, self.max_nodes)
+        return is_multi_node(self.mig_slice, self.max_nodes, self.serving)
 
     def summary(self) -> dict[str, str | int]:
         """What an operator wants to know of the pool (the `nodePools` stack output)."""
@@ -123,8 +125,9 @@ def flavor_preference(facts: GpuPoolFacts) -> tuple[bool, str]:
     return (facts.spot, facts.name)
 
 
-def is_multi_node(mig_slice: str | None, max_nodes: int) -> bool:
-    return mig_slice is None and max_nodes > 1
+def is_multi_node(mig_slice: str | None, max_nodes: int, serving: bool = False) -> bool:
+    """Whole GPUs on more than one node, for jobs that span nodes; an inference pool's replicas each stay on one."""
+    return mig_slice is None and max_nodes > 1 and not serving
 
 
 def mig_config_name(mig_slice: str) -> str:
@@ -143,6 +146,9 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
     if pool.spot:
         labels[SPOT_LABEL] = "spot"
         taints.append(SPOT_TAINT)
+    serving = pool.workload == INFERENCE_WORKLOAD
+    if serving and INFERENCE_TAINT not in taints:
+        taints.append(INFERENCE_TAINT)
     gpu_resource, per_node, mig_slice = WHOLE_GPU_RESOURCE, pool.vm.gpu_count, None
     if pool.mig_profile is not None:
         profile = pool.vm.mig_profile(pool.mig_profile)
@@ -174,8 +180,9 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         zones=tuple(pool.zones),
         infiniband=pool.vm.infiniband,
         rdma_resource=RDMA_RESOURCE if pool.vm.infiniband else None,
-        topology_levels=topology_levels(pool.zones) if is_multi_node(mig_slice, pool.max_count) else (),
+        topology_levels=topology_levels(pool.zones) if is_multi_node(mig_slice, pool.max_count, serving) else (),
         topology_aware=pool.topology_aware_scheduling,
         vcpus_per_node=pool.vm.vcpus,
         memory_gib_per_node=pool.vm.memory_gib,
+        serving=serving,
     )

@@ -27,6 +27,10 @@ class Taint:
             return f"{self.key}:{self.effect}"
         return f"{self.key}={self.value}:{self.effect}"
 
+    def as_object(self) -> dict[str, str]:
+        """The taint as a Kubernetes core/v1 Taint object (key, value, effect)."""
+        return {"key": self.key, **({"value": self.value} if self.value is not None else {}), "effect": self.effect}
+
     def toleration(self) -> dict[str, str]:
         """The Kubernetes toleration that matches exactly this taint."""
         if self.value is None:
@@ -38,6 +42,13 @@ class Taint:
 # Pulumi does not see a permanent diff, and tolerations derived from the pool cover them.
 SPOT_LABEL = "kubernetes.azure.com/scalesetpriority"
 SPOT_TAINT = Taint(key=SPOT_LABEL, value="spot", effect="NoSchedule")
+
+# The role of GPU pools meant for serving (`gpuPools[].workload`), and the taint the platform adds to them. Their
+# Kueue flavor lists it as a node taint (not as a toleration it hands out), so Kueue assigns the flavor only to pods
+# that tolerate it themselves, the serving pods: batch training never takes the GPUs kept warm for models, even where a
+# team's queue holds quota on both (Kueue ResourceFlavor `nodeTaints`).
+INFERENCE_WORKLOAD = "inference"
+INFERENCE_TAINT = Taint(key="aks-mlops/workload", value=INFERENCE_WORKLOAD, effect="NoSchedule")
 
 # The taint of the one System pool: only critical add-ons (CoreDNS, metrics-server, konnectivity)
 # tolerate it, so user pods never compete with them for the system nodes.

@@ -58,3 +58,24 @@ RDMA_SHARED_DEVICE_PLUGIN_VERSION = "network-operator-v26.4.1"
 NODE_SETUP_IMAGE = "mcr.microsoft.com/mirror/docker/library/ubuntu:24.04"
 KUBECTL_IMAGE = "registry.k8s.io/kubectl:v1.36.4"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+
+# --- serving (components.serving) ---
+# KServe v0.20.0 (Aug 2026): CRDs and the controller are two charts of the release, published to ghcr.io by its
+# helm-publish workflow (charts/kserve-crd and charts/kserve-resources, Chart.yaml version v0.20.0 at the tag);
+# kserve-resources does not carry the CRDs itself. The storage initializer is the release's own image.
+KSERVE_CRD = HelmChart("kserve-crd", "v0.20.0", "oci://ghcr.io/kserve/charts")
+KSERVE = HelmChart("kserve-resources", "v0.20.0", "oci://ghcr.io/kserve/charts")
+KSERVE_STORAGE_INITIALIZER_IMAGE = "kserve/storage-initializer:v0.20.0"
+# cert-manager, which KServe's webhook certificate needs (kserve-resources always renders a cert-manager.io/v1
+# Certificate for it; v1.21.1, Jul 2026, chart `cert-manager` of charts.jetstack.io, version = the release tag).
+CERT_MANAGER = HelmChart("cert-manager", "v1.21.1", "https://charts.jetstack.io")
+# Envoy Gateway, the Gateway API implementation in front of the model servers (envoyproxy/gateway v1.9.0, Aug 2026;
+# its release workflow pushes the chart to oci://docker.io/envoyproxy/gateway-helm with the release tag as version).
+# The chart installs the Gateway API CRDs it is built against (v1.6.1, experimental channel) with its own.
+ENVOY_GATEWAY = HelmChart("gateway-helm", "v1.9.0", "oci://docker.io/envoyproxy")
+# The model servers of the teams' ServingRuntimes (components.serving.runtimes), by version tag; stacks that require
+# digests set their own in `serving.images`. vLLM's OpenAI-compatible server (vllm 0.33.0 on PyPI, Nov 2026;
+# image vllm/vllm-openai) and NVIDIA Triton Inference Server 2.71.0 (NGC container 26.07, Jul 2026:
+# build.py DEFAULT_TRITON_VERSION_MAP at v2.71.0).
+VLLM_IMAGE = "vllm/vllm-openai:v0.33.0"
+TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:26.07-py3"

@@ -19,14 +19,22 @@ from components.core.fabric import RDMA_RESOURCE_PREFIX
 from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE, TEAM_LABEL
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quotas import FlavorQuota
+from components.core.scheduling import INFERENCE_TAINT
 from components.queueing.priorities import KUEUE_API
 from components.queueing.provisioning import admission_checks_strategy, gpu_flavors_of, provisioning_objects
 from components.queueing.topology import topologies
 
 
 def resource_flavor(pool: GpuPoolFacts) -> dict[str, Any]:
-    """The pool's flavor; on a topology-aware pool it names the pool's Topology (components.queueing.topology)."""
-    spec: dict[str, Any] = {"nodeLabels": dict(pool.selector), "tolerations": pool.tolerations()}
+    """The pool's flavor; on a topology-aware pool it names the pool's Topology (components.queueing.topology).
+
+    Kueue adds the flavor's `tolerations` to the pods it admits there. An inference pool's own taint is a `nodeTaint`
+    instead: Kueue then assigns the flavor only to pods that tolerate it already (serving pods), so a team's batch
+    jobs never land on the GPUs kept warm for its models (components.core.scheduling.INFERENCE_TAINT)."""
+    handed_out = [taint.toleration() for taint in pool.taints if taint != INFERENCE_TAINT]
+    spec: dict[str, Any] = {"nodeLabels": dict(pool.selector), "tolerations": handed_out}
+    if pool.serving:
+        spec["nodeTaints"] = [INFERENCE_TAINT.as_object()]
     if pool.topology_aware:
         spec["topologyName"] = pool.name
     return {

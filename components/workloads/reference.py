@@ -18,9 +18,8 @@ Per team (`reference_workloads`), where the team's quota allows it:
   ClusterTrainingRuntime (`components.training`), its pool pinned by a runtime patch of its own.
 * `trial-mig.yaml`: where the team has quota on a MIG pool, a hyperparameter trial Job on one MIG slice.
 * `tfjob.yaml`: a Kubeflow v1 TFJob, one worker on one whole GPU of the Job's flavor (Training Operator v1 only).
-* `inference-deployment.yaml`: an apps/v1 Deployment on one whole GPU (pools labelled `workload=inference` first,
-  then as the Job), admitted pod by pod by Kueue's `deployment` integration (components.queueing.kueue.INTEGRATIONS),
-  priority `inference-critical`. In dev, whose only pool is spot, it is evictable like everything else there.
+
+Serving has its own reference, a KServe InferenceService with a canary and its route (components.workloads.serving).
 
 Without any whole-GPU quota a team gets only its MIG trial (or nothing). Each workload names the team's LocalQueue
 that offers its flavor (`default`; `spot` for a spot flavor where spot needs opting in) and pins its pool with a
@@ -47,7 +46,6 @@ from components.core.naming import (
     LOCAL_QUEUE,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
-    SERVING_PRIORITY,
     SPOT_QUEUE,
     TEAM_LABEL,
     TOPOLOGY_REQUIRED_ANNOTATION,
@@ -80,17 +78,12 @@ DISTRIBUTED_FILE = "pytorchjob-distributed.yaml"
 TRAINJOB_FILE = "trainjob-distributed.yaml"
 MIG_TRIAL_FILE = "trial-mig.yaml"
 TFJOB_FILE = "tfjob.yaml"
-INFERENCE_FILE = "inference-deployment.yaml"
 # The objects' names (one of each per team namespace).
 JOB_NAME = "reference-checkpointed"
 DISTRIBUTED_NAME = "reference-distributed"
 TRAINJOB_NAME = "reference-trainjob"
 MIG_TRIAL_NAME = "reference-mig-trial"
 TFJOB_NAME = "reference-tfjob"
-INFERENCE_NAME = "reference-inference"
-
-# The role of GPU pools meant for serving (`gpuPools[].workload`, components.config.pools.WORKLOAD_ROLES).
-SERVING_ROLE = "inference"
 # The pod label naming a pod's job on the platform's dashboards (README, "Training metrics").
 JOB_LABEL = JOB_POD_LABELS[0]
 # The owner of the reference TrainJob's own runtime patch (pool and job label). Each writer of a TrainJob's
@@ -101,8 +94,6 @@ PLACEMENT_PATCH_MANAGER = "aks-mlops/placement"
 TRAINER_CONTAINER = "trainer"
 PYTORCH_CONTAINER = "pytorch"
 TENSORFLOW_CONTAINER = "tensorflow"
-SERVER_CONTAINER = "server"
-SERVER_PORT = 8080
 # The simulated run: steps of one second each, checkpoints at half the stack's recovery point objective.
 STEPS = 3600
 STEP_SECONDS = 1
@@ -138,7 +129,9 @@ def _fits(settings: Settings, team: TeamSettings, facts: GpuPoolFacts, units: in
 
 
 def _whole_gpu(facts: GpuPoolFacts) -> bool:
-    return facts.mig_slice is None
+    """A pool of whole GPUs for training: not MIG-partitioned, and not kept for serving (Kueue gives an inference
+    pool's flavor only to pods that tolerate its taint)."""
+    return facts.mig_slice is None and not facts.serving
 
 
 def _first(
@@ -154,14 +147,7 @@ def single_gpu_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | No
 
 
 def mig_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
-    return _first(settings, team, lambda f: not _whole_gpu(f), lambda f: 1)
-
-
-def inference_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
-    """Pools meant for serving (`workload: inference`, never spot) first, then as one-GPU training."""
-    serving = {pool.name for pool in settings.gpu_pools if pool.workload == SERVING_ROLE}
-    candidates = [f for f in settings.pool_facts if _whole_gpu(f) and _fits(settings, team, f, 1)]
-    return min(candidates, key=lambda f: (f.name not in serving, *flavor_preference(f)), default=None)
+    return _first(settings, team, lambda f: f.mig_slice is not None, lambda f: 1)
 
 
 def distributed_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts | None:
@@ -295,19 +281,16 @@ def _container(
     name: str,
     command: list[str],
     *,
-    serving: bool = False,
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Training reads the datasets and writes checkpoints, with shared memory for its data loaders; serving only
-    reads the models the checkpoints hold."""
-    mounts: list[dict[str, Any]] = []
-    if not serving:
-        mounts.append({"name": DATASETS_CLAIM, "mountPath": DATASETS_MOUNT, "readOnly": True})
-    mounts.append({"name": CHECKPOINTS_CLAIM, "mountPath": CHECKPOINTS_MOUNT, "readOnly": serving})
-    if not serving:
-        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT})
+    """Training reads the datasets and writes checkpoints, with shared memory for its data loaders."""
+    mounts: list[dict[str, Any]] = [
+        {"name": DATASETS_CLAIM, "mountPath": DATASETS_MOUNT, "readOnly": True},
+        {"name": CHECKPOINTS_CLAIM, "mountPath": CHECKPOINTS_MOUNT, "readOnly": False},
+        {"name": SHM_VOLUME, "mountPath": SHM_MOUNT},
         # The entrypoint from the team namespace's ConfigMap, so any image with Python runs it.
-        mounts.append({"name": TRAINER_CONFIG_MAP, "mountPath": TRAINER_DIR, "readOnly": True})
+        {"name": TRAINER_CONFIG_MAP, "mountPath": TRAINER_DIR, "readOnly": True},
+    ]
     container: dict[str, Any] = {
         "name": name,
         "image": settings.workloads.image,
@@ -322,12 +305,10 @@ def _container(
     return container
 
 
-def _volumes(placement: _Placement, *, serving: bool) -> list[dict[str, Any]]:
+def _volumes(placement: _Placement) -> list[dict[str, Any]]:
     def claim(name: str, read_only: bool) -> dict[str, Any]:
         return {"name": name, "persistentVolumeClaim": {"claimName": name, "readOnly": read_only}}
 
-    if serving:
-        return [claim(CHECKPOINTS_CLAIM, True)]
     return [
         claim(DATASETS_CLAIM, True),
         claim(CHECKPOINTS_CLAIM, False),
@@ -345,7 +326,6 @@ def _pod_template(
     container: dict[str, Any],
     *,
     restart_policy: str | None = None,
-    serving: bool = False,
 ) -> dict[str, Any]:
     """A pod of the team's: its service account and identity, the priority, pinned to the pool, as the storage owner.
     `restart_policy` only for a Job (the Training Operator and Deployments set their own)."""
@@ -358,7 +338,7 @@ def _pod_template(
         "nodeSelector": dict(placement.facts.selector),
         "securityContext": team_pod_security(settings.storage.uid, settings.storage.gid),
         "containers": [container],
-        "volumes": _volumes(placement, serving=serving),
+        "volumes": _volumes(placement),
     }
     metadata: dict[str, Any] = {"labels": {WORKLOAD_IDENTITY_LABEL: "true", JOB_LABEL: job}}
     if annotations := topology_request(placement.facts):
@@ -516,28 +496,6 @@ def _tf_job(settings: Settings, placement: _Placement) -> Manifest:
     }
 
 
-def _deployment(settings: Settings, placement: _Placement) -> Manifest:
-    # A stand-in for a model server, from the standard library: it serves the checkpoints folder read-only.
-    # Replace command, port and probe with the real server's.
-    command = ["python", "-m", "http.server", str(SERVER_PORT), "--directory", CHECKPOINTS_MOUNT]
-    container = _container(settings, placement, SERVER_CONTAINER, command, serving=True)
-    container["ports"] = [{"name": "http", "containerPort": SERVER_PORT, "protocol": "TCP"}]
-    container["readinessProbe"] = {"tcpSocket": {"port": "http"}, "periodSeconds": 10}
-    template = _pod_template(settings, placement, INFERENCE_NAME, SERVING_PRIORITY, container, serving=True)
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": _metadata(INFERENCE_NAME, placement, queue_for(settings, placement.facts), SERVING_PRIORITY),
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {JOB_LABEL: INFERENCE_NAME}},
-            # Kueue admits each pod of a Deployment on its own: a surge pod would need quota beyond the replicas.
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-            "template": template,
-        },
-    }
-
-
 def team_workloads(settings: Settings, team: TeamSettings) -> dict[str, Manifest]:
     """File name -> manifest of one team's reference workloads (only those its quota allows)."""
     files: dict[str, Manifest] = {}
@@ -556,9 +514,6 @@ def team_workloads(settings: Settings, team: TeamSettings) -> dict[str, Manifest
         files[MIG_TRIAL_FILE] = _job(settings, _placement(settings, team, mig, 1), MIG_TRIAL_NAME)
     if single is not None and v1:
         files[TFJOB_FILE] = _tf_job(settings, _placement(settings, team, single, 1))
-    serving = inference_pool(settings, team)
-    if serving is not None:
-        files[INFERENCE_FILE] = _deployment(settings, _placement(settings, team, serving, 1))
     return files
 
 

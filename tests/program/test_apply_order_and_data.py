@@ -49,7 +49,8 @@ def test_reordering_the_pools_keeps_the_chain() -> None:
     teams = [team(gpuQuota={"zeta": 1, "alpha": 1, "mid": 1})]
     chains = []
     for order in (pools, list(reversed(pools))):
-        run = run_stack("dev", {"gpuPools": order, "teams": teams})
+        # Training pools only: the stack's serving needs an inference pool, so it is off here.
+        run = run_stack("dev", {"gpuPools": order, "teams": teams, "serving": {"enabled": False}})
         by_name = pools_by_name(run)
         urn_name = {r.urn: name for name, r in by_name.items()}
         chains.append(

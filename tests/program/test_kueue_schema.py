@@ -129,9 +129,19 @@ def test_each_gpu_flavor_selects_and_tolerates_exactly_its_pool(
     for name in configured:
         spec = flavors[name]["spec"]
         assert spec["nodeLabels"] == {"agentpool": name}
-        expected = [taint_toleration(taint) for taint in pools[name]["nodeTaints"]]
+        # Kueue hands out the tolerations of the pool's taints, except the inference pools' own taint, which the
+        # flavor requires of the pods instead (nodeTaints): only serving pods get those GPUs.
+        taints = pools[name]["nodeTaints"]
+        serving = [taint for taint in taints if taint == "aks-mlops/workload=inference:NoSchedule"]
+        expected = [taint_toleration(taint) for taint in taints if taint not in serving]
         assert expected, f"pool {name} has no taints"
         assert canonical(spec["tolerations"]) == canonical(expected), name
+        workload = next(p["workload"] for p in config(stack_config, "gpuPools") if p["name"] == name)
+        assert bool(serving) == (workload == "inference"), name
+        if serving:
+            assert spec["nodeTaints"] == [{"key": "aks-mlops/workload", "value": "inference", "effect": "NoSchedule"}]
+        else:
+            assert "nodeTaints" not in spec, name
         if any(p.get("spot") for p in config(stack_config, "gpuPools") if p["name"] == name):
             assert taint_toleration(SPOT_TAINT) in spec["tolerations"]
     # The CPU flavor must not narrow placement: no labels, no tolerations.

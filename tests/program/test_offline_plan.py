@@ -118,12 +118,21 @@ def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(plans) ->
     prices = PRICES["regions"][region]["vmHourly"]
     hours = PRICES["hoursPerMonth"]
     system = config["aks-mlops:systemPool"]
-    # dev at idle: the System pool at its minimum (GPU pools scale to zero) and a Free control plane.
-    expected_idle = prices[system["vmSize"]] * hours * system["minCount"]
+    (spot_pool, serving_pool) = config["aks-mlops:gpuPools"]
+    assert (spot_pool.get("spot"), serving_pool["workload"]) == (True, "inference")
+    # dev at idle: the System pool and the inference pool at their minimum (the spot training pool scales to zero)
+    # and a Free control plane.
+    serving_hourly = prices[serving_pool["vmSize"]]
+    expected_idle = (
+        prices[system["vmSize"]] * hours * system["minCount"] + serving_hourly * hours * serving_pool["minCount"]
+    )
     assert estimate["monthlyAtIdle"] == pytest.approx(expected_idle)
-    (spot_pool,) = config["aks-mlops:gpuPools"]
     spot_hourly = prices[spot_pool["vmSize"]] * PRICES["spotPriceRatio"]
-    expected_max = prices[system["vmSize"]] * hours * system["maxCount"] + spot_hourly * hours * spot_pool["maxCount"]
+    expected_max = (
+        prices[system["vmSize"]] * hours * system["maxCount"]
+        + spot_hourly * hours * spot_pool["maxCount"]
+        + serving_hourly * hours * serving_pool["maxCount"]
+    )
     assert estimate["monthlyAtMax"] == pytest.approx(expected_max)
     assert estimate["priceTable"]["date"] == PRICES["date"]
     assert (estimate["priceTable"]["region"], estimate["priceTable"]["pricedRegion"]) == (region, region)
@@ -144,8 +153,8 @@ def test_cost_report_shows_the_warm_mig_node_and_why(plans) -> None:
 def test_create_time_is_modeled_with_gpu_pools_one_after_another(plans, stack_runs) -> None:
     timing = json.loads((plans["prod"].out / "create-time.json").read_text())
     steps = [name for name, _, _ in timing["criticalPath"]]
-    # prod's three pools are created in sequence (name order), after the cluster and its add-on associations.
-    assert steps[-3:] == ["a100-pool", "a100mig-pool", "h100-pool"]
+    # prod's four pools are created in sequence (name order), after the cluster and its add-on associations.
+    assert steps[-4:] == ["a100-pool", "a100mig-pool", "a100serve-pool", "h100-pool"]
     assert "platform-cluster" in steps
     assert timing["minutes"] == pytest.approx(sum(minutes for _, _, minutes in timing["criticalPath"]))
     assert f"about {timing['minutes']:.0f} minutes" in (plans["prod"].out / "summary.md").read_text()

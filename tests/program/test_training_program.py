@@ -57,8 +57,10 @@ def test_the_runtimes_carry_the_stack_defaults_and_wait_for_the_release(stack: s
     run = stack_runs[stack]
     trainer = release(run, KUBEFLOW_TRAINER.chart)
     settings = load_settings(stack_settings_raw(stack_config))
-    runtimes = run.of_type(RUNTIME)
-    assert [r.inputs for r in runtimes] == cluster_training_runtimes(TrainingPodDefaults.from_settings(settings))
+    # The engine records registrations as they arrive, which concurrent registrations may reorder: compare by name.
+    runtimes = sorted(run.of_type(RUNTIME), key=lambda r: r.inputs["metadata"]["name"])
+    expected = cluster_training_runtimes(TrainingPodDefaults.from_settings(settings))
+    assert [r.inputs for r in runtimes] == sorted(expected, key=lambda m: m["metadata"]["name"])
     assert all(trainer.urn in runtime.dependencies for runtime in runtimes)
 
 

@@ -29,6 +29,8 @@ SECTION_MARKERS = {
     "alertThresholds": "`alertThresholds` fields:",
     "storage": "| `storage` |",
     "workloads": "| `workloads` |",
+    "serving": "`serving` fields:",
+    "serving.images": "`serving.images` fields:",
 }
 
 

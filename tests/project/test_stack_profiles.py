@@ -19,9 +19,12 @@ def test_dev_is_small_spot_and_public_with_authorized_ranges() -> None:
     settings = settings_for(load_stack_config("dev"))
     assert not settings.private_cluster and settings.authorized_ip_ranges
     assert not settings.defender_enabled
-    (pool,) = settings.gpu_pools
+    (pool, serving) = settings.gpu_pools
     assert pool.spot and pool.vm.gpu_model and "T4" in pool.vm.gpu_model
     assert (pool.min_count, pool.max_count) == (0, 2)
+    # Serving is never spot; one T4 stays warm for the one team's warm replica.
+    assert serving.workload == "inference" and not serving.spot and "T4" in (serving.vm.gpu_model or "")
+    assert (serving.min_count, serving.max_count) == (1, 3)
 
 
 def test_prod_has_training_distributed_and_mig_pools_from_zero_but_a_warm_mig_node() -> None:
@@ -29,10 +32,14 @@ def test_prod_has_training_distributed_and_mig_pools_from_zero_but_a_warm_mig_no
     assert settings.cluster_tier == "Standard" and settings.defender_enabled and settings.availability_zones
     assert settings.private_cluster or settings.authorized_ip_ranges
     pools = {pool.name: pool for pool in settings.gpu_pools}
-    # Whole-GPU pools scale from zero; a MIG pool keeps one node (the AKS autoscaler cannot scale it from zero).
+    # Whole-GPU training pools scale from zero; a MIG pool keeps one node (the AKS autoscaler cannot scale it from
+    # zero); an inference pool keeps one node per serving team's warm replica (two teams, one A100 per node).
+    warm_serving = settings.serving.warm_replicas * len(settings.serving_teams)
     assert {name: pool.min_count for name, pool in pools.items()} == {
-        name: (1 if pool.mig_profile else 0) for name, pool in pools.items()
+        name: warm_serving if pool.workload == "inference" else (1 if pool.mig_profile else 0)
+        for name, pool in pools.items()
     }
+    assert warm_serving == 2
     single_a100 = [
         p for p in pools.values() if p.vm.gpu_count == 1 and "A100 80GB" in (p.vm.gpu_model or "") and not p.mig_profile
     ]

@@ -121,10 +121,16 @@ def engine_raw(config: Mapping[str, Any]) -> dict[str, str]:
 
 def _teams_follow_pools(overrides: dict[str, Any]) -> dict[str, Any]:
     """Replacing the GPU pools also replaces the teams (their quotas name the config's pools) by one `team()`
-    without GPU quota, unless the overrides give teams themselves."""
-    if "gpuPools" in overrides and "teams" not in overrides:
-        return {**overrides, "teams": [team()]}
-    return overrides
+    without GPU quota, unless the overrides give teams themselves; and, where none of the new pools serves
+    (`workload: inference`), turns serving off unless the overrides give `serving`: a stack that serves needs one."""
+    result = dict(overrides)
+    pools = overrides.get("gpuPools")
+    if pools is not None and "teams" not in overrides:
+        result["teams"] = [team()]
+    serves = any(isinstance(pool, Mapping) and pool.get("workload") == "inference" for pool in pools or ())
+    if pools is not None and "serving" not in overrides and not serves:
+        result["serving"] = {"enabled": False}
+    return result
 
 
 def dev_raw(**overrides: Any) -> dict[str, str]:

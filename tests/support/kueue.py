@@ -152,11 +152,12 @@ def expected_identities(stack_config: dict[str, Any]) -> set[tuple[str, str, str
     return {
         ("ResourceFlavor", "cpu", None),
         *(("ResourceFlavor", p["name"], None) for p in config(stack_config, "gpuPools")),
-        # A Topology per pool that can put whole GPUs on several nodes (no MIG profile, maxCount above 1).
+        # A Topology per pool that can put whole GPUs on several nodes (no MIG profile, maxCount above 1), for jobs
+        # that span nodes: not the inference pools, whose replicas each run on one node.
         *(
             ("Topology", p["name"], None)
             for p in config(stack_config, "gpuPools")
-            if "migProfile" not in p and p["maxCount"] > 1
+            if "migProfile" not in p and p["maxCount"] > 1 and p["workload"] != "inference"
         ),
         *(("ClusterQueue", cluster, None) for cluster in queues.values()),
         *(("LocalQueue", local, namespace) for namespace, local in queues),

@@ -74,6 +74,7 @@ def test_rdma_marks_the_infiniband_sizes() -> None:
         "a100": False,
         "h100": True,
         "a100mig": False,
+        "a100serve": False,
     }
     assert report("dev")["t4spot"].rdma is False
 

@@ -82,3 +82,12 @@ def test_upgrade_settings_and_disk_come_from_settings() -> None:
     assert args["upgrade_settings"] == aks.AgentPoolUpgradeSettingsArgs(max_surge="33%", drain_timeout_in_minutes=90)
     assert args["os_disk_size_gb"] == 512
     assert args["max_pods"] == 60
+
+
+def test_an_inference_pool_carries_the_serving_taint_and_label() -> None:
+    args = pool_args(gpu_pool(name="serve", workload="inference", minCount=1, maxCount=3))
+    # Only serving pods tolerate the second taint (components.core.scheduling.INFERENCE_TAINT).
+    assert args["node_taints"] == ["sku=gpu:NoSchedule", "aks-mlops/workload=inference:NoSchedule"]
+    assert args["node_labels"] == {"accelerator": "nvidia", "workload": "inference"}
+    assert args["scale_set_priority"] == "Regular"
+    assert (args["min_count"], args["max_count"]) == (1, 3)

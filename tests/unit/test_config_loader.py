@@ -18,6 +18,7 @@ from components.config.defaults import TOP_LEVEL_KEYS
 from components.config.errors import MISSING
 from components.config.loader import load_settings
 from components.config.pools import SystemPoolSettings
+from components.config.serving import ServingSettings
 from components.config.settings import Settings
 from offline.engine import load_stack_config
 from tests.support.config import A100, T4, dev_raw, engine_raw, gpu_pool, load_error, prod_raw
@@ -60,11 +61,23 @@ def test_dev_stack_values() -> None:
     assert settings.system_pool == SystemPoolSettings("system", "Standard_D4ds_v5", 2, 3, 110, 128)
     assert settings.tags == {"cost-center": "ml-platform-dev"}
     assert settings.warnings == ()
-    [t4spot] = settings.gpu_pools
+    [t4spot, t4serve] = settings.gpu_pools
     assert (t4spot.name, t4spot.vm.name, t4spot.min_count, t4spot.max_count) == ("t4spot", T4, 0, 2)
     assert t4spot.spot is True
     assert t4spot.spot_max_price == -1.0
     assert t4spot.workload == "training"
+    # Serving: one warm T4 for team-a's one warm replica, room for a canary and a surge pod.
+    assert (t4serve.name, t4serve.vm.name, t4serve.min_count, t4serve.max_count) == ("t4serve", T4, 1, 3)
+    assert (t4serve.workload, t4serve.spot) == ("inference", False)
+    assert settings.serving == ServingSettings(
+        enabled=True,
+        warm_replicas=1,
+        canary_traffic_percent=20,
+        domain="inference.internal",
+        gateway_replicas=1,
+        images={"vllm": "vllm/vllm-openai:v0.33.0", "triton": "nvcr.io/nvidia/tritonserver:26.07-py3"},
+    )
+    assert [team.name for team in settings.serving_teams] == ["team-a"]
 
 
 def test_prod_stack_values() -> None:
@@ -81,7 +94,7 @@ def test_prod_stack_values() -> None:
         "Sunday", "01:00", 6, "+00:00", 1, (DateSpan("2026-12-20", "2027-01-04"),)
     )
     pools = {p.name: p for p in settings.gpu_pools}
-    assert list(pools) == ["a100", "h100", "a100mig"]
+    assert list(pools) == ["a100", "h100", "a100mig", "a100serve"]
     assert (pools["a100"].min_count, pools["a100"].max_count, pools["a100"].vm.name) == (0, 8, A100)
     assert pools["a100"].zones == ("1", "2", "3")
     assert (pools["h100"].min_count, pools["h100"].max_count) == (0, 2)
@@ -91,6 +104,24 @@ def test_prod_stack_values() -> None:
     assert pools["a100mig"].mig_profile == "MIG1g"
     assert pools["a100mig"].workload == "hpo"
     assert all(p.mig_profile is None for p in (pools["a100"], pools["h100"]))
+    # Serving: two warm A100s, one warm replica for each of the two teams; zone-spread like the cluster.
+    serve = pools["a100serve"]
+    assert (serve.vm.name, serve.workload, serve.min_count, serve.max_count, serve.spot) == (
+        A100,
+        "inference",
+        2,
+        6,
+        False,
+    )
+    assert serve.zones == ("1", "2", "3")
+    assert settings.serving.gateway_replicas == 2
+    assert settings.serving.images == {
+        "vllm": "acrmlopsprod000000.azurecr.io/mirror/vllm/vllm-openai@sha256:"
+        "0b4c1d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c",
+        "triton": "acrmlopsprod000000.azurecr.io/mirror/nvidia/tritonserver@sha256:"
+        "7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d",
+    }
+    assert [team.name for team in settings.serving_teams] == ["team-a", "team-b"]
 
 
 # --- invalid configuration any reader may meet: exact key paths -----------------------------------

@@ -28,6 +28,10 @@ DEFAULT_THRESHOLDS = AlertThresholds(
     job_running_longer_than="72h",
     pod_restarts_per_hour=3,
     pod_pending_for="15m",
+    serving_p95_latency_ms=5000,
+    serving_error_percent=1,
+    canary_error_margin_percent=1,
+    serving_alert_for="10m",
 )
 
 
@@ -78,6 +82,24 @@ INVALID: list[tuple[str, dict[str, str], str, str]] = [
         "did you mean 'gpuIdlePercent'?",
     ),
     ("thresholds-not-an-object", dev_raw(alertThresholds=[10]), "alertThresholds", "must be an object"),
+    (
+        "latency-text",
+        thresholds_raw(servingP95LatencyMs="5s"),
+        "alertThresholds.servingP95LatencyMs",
+        "whole number",
+    ),
+    (
+        "serving-for-words",
+        thresholds_raw(servingAlertFor="10 minutes"),
+        "alertThresholds.servingAlertFor",
+        "duration",
+    ),
+    (
+        "serving-threshold-misspelt",
+        thresholds_raw(servingErrorPercnt=2),
+        "alertThresholds.servingErrorPercnt",
+        "did you mean 'servingErrorPercent'?",
+    ),
 ]
 
 
@@ -121,6 +143,10 @@ def test_every_threshold_is_read() -> None:
         "jobRunningLongerThan": "24h",
         "podRestartsPerHour": 5,
         "podPendingFor": "20m",
+        "servingP95LatencyMs": 2500,
+        "servingErrorPercent": 5,
+        "canaryErrorMarginPercent": 2,
+        "servingAlertFor": "5m",
     }
     assert load_settings(thresholds_raw(**given)).monitoring.thresholds == AlertThresholds(
         gpu_idle_percent=20,
@@ -134,6 +160,10 @@ def test_every_threshold_is_read() -> None:
         job_running_longer_than="24h",
         pod_restarts_per_hour=5,
         pod_pending_for="20m",
+        serving_p95_latency_ms=2500,
+        serving_error_percent=5,
+        canary_error_margin_percent=2,
+        serving_alert_for="5m",
     )
 
 
@@ -146,8 +176,27 @@ def test_every_threshold_is_read() -> None:
         ("gpuMemoryPercent", 99, "gpu_memory_percent"),
         ("checkpointRpoMinutes", 5, "checkpoint_rpo_minutes"),
         ("checkpointRpoMinutes", 10080, "checkpoint_rpo_minutes"),
+        ("servingP95LatencyMs", 10, "serving_p95_latency_ms"),
+        ("servingP95LatencyMs", 600000, "serving_p95_latency_ms"),
+        ("servingErrorPercent", 1, "serving_error_percent"),
+        ("servingErrorPercent", 50, "serving_error_percent"),
+        ("canaryErrorMarginPercent", 0, "canary_error_margin_percent"),
+        ("canaryErrorMarginPercent", 50, "canary_error_margin_percent"),
     ],
-    ids=["idle-1", "idle-99", "memory-50", "memory-99", "rpo-5", "rpo-one-week"],
+    ids=[
+        "idle-1",
+        "idle-99",
+        "memory-50",
+        "memory-99",
+        "rpo-5",
+        "rpo-one-week",
+        "latency-10ms",
+        "latency-10-minutes",
+        "error-1",
+        "error-50",
+        "canary-margin-0",
+        "canary-margin-50",
+    ],
 )
 def test_threshold_bounds_are_accepted(key: str, value: int, field: str) -> None:
     loaded = load_settings(thresholds_raw(**{key: value})).monitoring.thresholds
@@ -162,8 +211,26 @@ def test_threshold_bounds_are_accepted(key: str, value: int, field: str) -> None
         ("checkpointRpoMinutes", 10081, "alertThresholds.checkpointRpoMinutes"),
         ("podRestartsPerHour", 0, "alertThresholds.podRestartsPerHour"),
         ("jobRunningLongerThan", "3 days", "alertThresholds.jobRunningLongerThan"),
+        ("servingP95LatencyMs", 9, "alertThresholds.servingP95LatencyMs"),
+        ("servingP95LatencyMs", 600001, "alertThresholds.servingP95LatencyMs"),
+        ("servingErrorPercent", 0, "alertThresholds.servingErrorPercent"),
+        ("servingErrorPercent", 51, "alertThresholds.servingErrorPercent"),
+        ("canaryErrorMarginPercent", -1, "alertThresholds.canaryErrorMarginPercent"),
+        ("canaryErrorMarginPercent", 51, "alertThresholds.canaryErrorMarginPercent"),
     ],
-    ids=["memory-100", "rpo-4", "rpo-over-a-week", "restarts-0", "running-not-a-duration"],
+    ids=[
+        "memory-100",
+        "rpo-4",
+        "rpo-over-a-week",
+        "restarts-0",
+        "running-not-a-duration",
+        "latency-9ms",
+        "latency-over-10-minutes",
+        "error-0",
+        "error-51",
+        "canary-margin-negative",
+        "canary-margin-51",
+    ],
 )
 def test_threshold_just_outside_the_bounds_is_refused(key: str, value: object, path: str) -> None:
     load_error(thresholds_raw(**{key: value}), path)

@@ -337,6 +337,7 @@ def test_prod_stack_teams() -> None:
             FlavorQuota("a100", 4, 4, 2),
             FlavorQuota("h100", 16, None, None),
             FlavorQuota("a100mig", 14, None, None),
+            FlavorQuota("a100serve", 3, None, None),
         ),
         cpu="256",
         memory="2Ti",
@@ -347,7 +348,7 @@ def test_prod_stack_teams() -> None:
     assert team_b == TeamSettings(
         name="team-b",
         namespace="team-b",
-        gpu_quotas=(FlavorQuota("a100", 4, 4, None),),
+        gpu_quotas=(FlavorQuota("a100", 4, 4, None), FlavorQuota("a100serve", 3, None, None)),
         cpu="96",
         memory="768Gi",
         fair_sharing_weight="1",
@@ -366,7 +367,7 @@ def test_dev_stack_team() -> None:
     assert team_a == TeamSettings(
         name="team-a",
         namespace="team-a",
-        gpu_quotas=(FlavorQuota("t4spot", 2, None, None),),
+        gpu_quotas=(FlavorQuota("t4spot", 2, None, None), FlavorQuota("t4serve", 3, None, None)),
         cpu="16",
         memory="64Gi",
         fair_sharing_weight="1",

@@ -34,10 +34,13 @@ def test_exactly_the_rdma_capable_nd_sizes_have_infiniband() -> None:
 # (stack, pool) -> (zones, infiniband, rdma resource, topology levels, multi-node)
 EXPECTED = {
     ("dev", "t4spot"): ((), False, None, (AGENTPOOL_LABEL, HOSTNAME_LABEL), True),
+    # Serving replicas each stay on one node: no topology, not multi-node.
+    ("dev", "t4serve"): ((), False, None, (), False),
     ("prod", "a100"): (("1", "2", "3"), False, None, (ZONE_LABEL, HOSTNAME_LABEL), True),
     ("prod", "h100"): (("1",), True, "rdma/shared_ib", (AGENTPOOL_LABEL, HOSTNAME_LABEL), True),
     # MIG slices are not whole GPUs: no job spans nodes there.
     ("prod", "a100mig"): (("1", "2", "3"), False, None, (), False),
+    ("prod", "a100serve"): (("1", "2", "3"), False, None, (), False),
 }
 
 

@@ -85,3 +85,14 @@ def test_warm_nodes_are_costed_with_their_reason() -> None:
     assert (t4.monthly_at_min, t4.warm_reason) == (0, "")
     assert mig.monthly_at_min == pytest.approx(3.0 * 730)
     assert "cannot scale it up from zero" in mig.warm_reason
+
+
+def test_a_warm_inference_pool_says_why_it_is_warm() -> None:
+    settings = settings_for(load_stack_config("dev"))
+    by_name = {pool.pool: pool for pool in cost(settings, TABLE).pools}
+    serve = by_name["t4serve"]
+    assert (serve.min_nodes, serve.warm_reason) == (
+        1,
+        "inference pool: the warm replicas of its serving teams (serving.warmReplicas), no cold start",
+    )
+    assert serve.monthly_at_min == pytest.approx(serve.hourly * 730)

@@ -9,7 +9,14 @@ import yaml
 
 from components.config.errors import ConfigError
 from components.core.placement import system_placement
-from components.queueing.kueue import INTEGRATIONS, integrations, kueue_values, manager_config, resource_groups
+from components.queueing.kueue import (
+    INTEGRATIONS,
+    integrations,
+    kueue_values,
+    manager_config,
+    resource_flavor,
+    resource_groups,
+)
 from offline.engine import load_stack_config
 from tests.support.config import gpu_pool, settings_for
 
@@ -80,10 +87,12 @@ def test_whole_gpus_and_each_mig_slice_size_are_separate_resource_groups() -> No
         ["nvidia.com/gpu"],
         ["nvidia.com/mig-1g.10gb"],
     ]
-    # Pool order decides which flavor Kueue tries first: the single-GPU A100s before the H100 nodes.
-    assert [flavor["name"] for flavor in groups[1]["flavors"]] == ["a100", "h100"]
+    # Kueue tries flavors by name (on-demand before spot): the single-GPU A100s, the serving A100s (which only pods
+    # tolerating their taint get), then the H100 nodes.
+    assert [flavor["name"] for flavor in groups[1]["flavors"]] == ["a100", "a100serve", "h100"]
     a100 = groups[1]["flavors"][0]["resources"]
     assert a100 == [{"name": "nvidia.com/gpu", "nominalQuota": 4, "borrowingLimit": 4, "lendingLimit": 2}]
+    assert groups[1]["flavors"][1]["resources"] == [{"name": "nvidia.com/gpu", "nominalQuota": 3}]
     assert groups[2]["flavors"] == [
         {"name": "a100mig", "resources": [{"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 14}]}
     ]
@@ -100,3 +109,15 @@ def test_gpu_pool_named_like_the_cpu_flavor() -> None:
         settings_for(load_stack_config("dev"), gpuPools=[gpu_pool(name="cpu")], teams=teams)
     assert error.value.path == "gpuPools[0].name"
     assert "Kueue CPU flavor" in error.value.problem
+
+
+def test_an_inference_flavor_goes_only_to_pods_that_tolerate_the_serving_taint() -> None:
+    flavors = {facts.name: facts for facts in PROD.pool_facts}
+    sku = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+    # Kueue hands the GPU taint's toleration to every pod it admits there; the serving taint it only requires.
+    assert resource_flavor(flavors["a100serve"])["spec"] == {
+        "nodeLabels": {"agentpool": "a100serve"},
+        "tolerations": [sku],
+        "nodeTaints": [{"key": "aks-mlops/workload", "value": "inference", "effect": "NoSchedule"}],
+    }
+    assert resource_flavor(flavors["a100"])["spec"] == {"nodeLabels": {"agentpool": "a100"}, "tolerations": [sku]}

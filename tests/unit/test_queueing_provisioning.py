@@ -115,7 +115,7 @@ def test_prod_spot_queue_checks_only_its_spot_flavors() -> None:
     (spot,) = queues["team-a-spot"]["spec"]["admissionChecksStrategy"]["admissionChecks"]
     (default,) = queues["team-a"]["spec"]["admissionChecksStrategy"]["admissionChecks"]
     assert spot["onFlavors"] == ["t4spot"]
-    assert sorted(default["onFlavors"]) == ["a100", "a100mig", "h100"]
+    assert sorted(default["onFlavors"]) == ["a100", "a100mig", "a100serve", "h100"]
     assert not [o for o in builder_objects(settings) if all_errors(o)]
 
 

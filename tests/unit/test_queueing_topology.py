@@ -123,7 +123,11 @@ def test_the_teams_other_queues_no_longer_offer_the_pool() -> None:
         groups = TOPOLOGY_OBJECTS["ClusterQueue", name]["spec"]["resourceGroups"]
         assert "h100" not in {flavor["name"] for group in groups for flavor in group["flavors"]}, name
     default = TOPOLOGY_OBJECTS["ClusterQueue", "team-a"]["spec"]["resourceGroups"]
-    assert [[flavor["name"] for flavor in group["flavors"]] for group in default] == [["cpu"], ["a100"], ["a100mig"]]
+    assert [[flavor["name"] for flavor in group["flavors"]] for group in default] == [
+        ["cpu"],
+        ["a100", "a100serve"],
+        ["a100mig"],
+    ]
 
 
 def test_borrowing_and_lending_limits_scale_to_whole_nodes() -> None:

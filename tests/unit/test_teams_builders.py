@@ -24,15 +24,16 @@ def test_namespace_enforces_baseline_and_warns_restricted() -> None:
 
 def test_quota_is_nominal_plus_what_the_cohort_can_lend() -> None:
     hard = resource_quota(TEAM_A, PROD.teams, FLAVORS)["spec"]["hard"]
-    # team-a: a100 4 + borrow min(4, team-b lends 4) = 8, h100 16 (nobody else lends h100): 24 whole GPUs.
-    assert hard["requests.nvidia.com/gpu"] == "24"
+    # team-a: a100 4 + borrow min(4, team-b lends 4) = 8, h100 16 (nobody else lends h100), a100serve 3 + all 3 of
+    # team-b's (no limits on either side) = 6: 30 whole GPUs.
+    assert hard["requests.nvidia.com/gpu"] == "30"
     assert hard["requests.nvidia.com/mig-1g.10gb"] == "14"
     # CPU and memory may be borrowed from the whole cohort: 256 + 96 cores, 2Ti + 768Gi.
     assert hard["requests.cpu"] == "352"
     assert hard["requests.memory"] == f"{2048 + 768}Gi"
     hard_b = resource_quota(TEAM_B, PROD.teams, FLAVORS)["spec"]["hard"]
-    # team-b: a100 4 + borrow min(4, team-a lends only 2) = 6; no MIG quota, so no MIG requests at all.
-    assert hard_b["requests.nvidia.com/gpu"] == "6"
+    # team-b: a100 4 + borrow min(4, team-a lends only 2) = 6, a100serve 3 + 3 = 6; no MIG quota, so no MIG requests.
+    assert hard_b["requests.nvidia.com/gpu"] == "12"
     assert "requests.nvidia.com/mig-1g.10gb" not in hard_b
 
 

@@ -1,14 +1,14 @@
 """`components.workloads.reference`: each team's reference workloads of each stack, their exact values, everything
 they name checked against the settings and the platform's own objects, and every object strictly valid.
 
-Job and Deployment are validated against the Kubernetes 1.36 OpenAPI schemas in their strict form (no undeclared
+Jobs are validated against the Kubernetes 1.36 OpenAPI schemas in their strict form (no undeclared
 field anywhere), as bundled by the pinned `kubernetes-validate`. The Kubeflow Training Operator v1 CRDs
 (kubeflow/trainer v1.9.4 `manifests/base/crds/kubeflow.org_{pytorchjobs,tfjobs}.yaml`) are neither in ../shared
 nor committable here, and CI has no network, so PyTorchJob and TFJob are checked by explicit assertions of the
 fields those CRDs declare, and each replica's pod template strictly as a Kubernetes 1.36 PodTemplate.
 
-Kueue's side is here too: the `deployment` integration that admits the inference Deployment, and the namespace
-selector that keeps the pod-based integrations to team namespaces.
+Kueue's side is here too: the `deployment` and `pod` integrations that admit serving pods (the serving reference,
+tests/unit/test_workloads_serving.py), and the namespace selector that keeps them to team namespaces.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ CASES = [
 
 
 def replicas_of(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Role -> {replicas, template} of any workload kind (a Job or a Deployment is one role)."""
+    """Role -> {replicas, template} of any workload kind (a Job is one role)."""
     spec = manifest["spec"]
     if manifest["kind"] == "PyTorchJob":
         return spec["pytorchReplicaSpecs"]
@@ -161,7 +161,6 @@ def test_each_team_gets_the_workloads_its_quota_allows() -> None:
         "pytorchjob-distributed.yaml",
         "trainjob-distributed.yaml",
         "tfjob.yaml",
-        "inference-deployment.yaml",
     ]
     assert files == {
         "dev": {"team-a": common},
@@ -180,8 +179,8 @@ def test_kubeflow_v1_jobs_only_where_the_stack_runs_the_training_operator_v1() -
     settings = load_settings(stack_settings_raw(config))
     files = {team: list(workloads) for team, workloads in reference_workloads(settings).items()}
     assert files == {
-        "team-a": ["job-checkpointed.yaml", "trainjob-distributed.yaml", "trial-mig.yaml", "inference-deployment.yaml"],
-        "team-b": ["job-checkpointed.yaml", "trainjob-distributed.yaml", "inference-deployment.yaml"],
+        "team-a": ["job-checkpointed.yaml", "trainjob-distributed.yaml", "trial-mig.yaml"],
+        "team-b": ["job-checkpointed.yaml", "trainjob-distributed.yaml"],
     }
 
 
@@ -191,19 +190,16 @@ EXPECTED = {
     ("dev", "team-a", "job-checkpointed.yaml"): ("t4spot", "nvidia.com/gpu", 1, 1, 6, 42, 10),
     ("dev", "team-a", "pytorchjob-distributed.yaml"): ("t4spot", "nvidia.com/gpu", 1, 2, 6, 32, 8),
     ("dev", "team-a", "tfjob.yaml"): ("t4spot", "nvidia.com/gpu", 1, 1, 6, 42, 10),
-    ("dev", "team-a", "inference-deployment.yaml"): ("t4spot", "nvidia.com/gpu", 1, 1, 6, 42, 0),
     # prod: single-GPU work on the A100 pool (24 vCPUs, 220 GiB a node), the gang on both 8-GPU H100 nodes
     # (team-a's 2 TiB hold two pods of 1 TiB), a trial on one of the seven 1g.10gb slices of an A100.
     ("prod", "team-a", "job-checkpointed.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
     ("prod", "team-a", "pytorchjob-distributed.yaml"): ("h100", "nvidia.com/gpu", 8, 2, 72, 1024, 256),
     ("prod", "team-a", "trial-mig.yaml"): ("a100mig", "nvidia.com/mig-1g.10gb", 1, 1, 2, 23, 5),
     ("prod", "team-a", "tfjob.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
-    ("prod", "team-a", "inference-deployment.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 0),
     # team-b's nominal 4 A100s make a gang of four single-GPU nodes (without borrowing team-a's).
     ("prod", "team-b", "job-checkpointed.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
     ("prod", "team-b", "pytorchjob-distributed.yaml"): ("a100", "nvidia.com/gpu", 1, 4, 18, 165, 41),
     ("prod", "team-b", "tfjob.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
-    ("prod", "team-b", "inference-deployment.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 0),
 }
 
 
@@ -265,9 +261,8 @@ def test_queue_label_names_the_team_queue_that_offers_the_flavor(case: Case) -> 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_priorities_are_the_platform_priorities(case: Case) -> None:
     manifest = case.manifest
-    expected = "inference-critical" if manifest["kind"] == "Deployment" else "training-batch"
-    assert manifest["metadata"]["labels"][KUEUE_PRIORITY_LABEL] == expected
-    assert {spec["priorityClassName"] for spec in pod_specs(manifest)} == {expected}
+    assert manifest["metadata"]["labels"][KUEUE_PRIORITY_LABEL] == TRAINING_PRIORITY
+    assert {spec["priorityClassName"] for spec in pod_specs(manifest)} == {TRAINING_PRIORITY}
     assert {TRAINING_PRIORITY, SERVING_PRIORITY} <= PRIORITY_NAMES
 
 
@@ -339,9 +334,6 @@ def test_shared_memory_is_memory_backed_and_counted_in_the_memory_limit(case: Ca
         shm = [v for v in spec["volumes"] if "emptyDir" in v]
         (container,) = spec["containers"]
         mounts = {m["name"]: m for m in container["volumeMounts"]}
-        if case.manifest["kind"] == "Deployment":
-            assert shm == []
-            continue
         (volume,) = shm
         assert volume["emptyDir"]["medium"] == "Memory"
         assert mounts[volume["name"]]["mountPath"] == "/dev/shm"
@@ -354,7 +346,6 @@ def test_shared_memory_is_memory_backed_and_counted_in_the_memory_limit(case: Ca
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_claims_identity_and_owner_come_from_the_settings(case: Case) -> None:
     settings, manifest = case.settings, case.manifest
-    serving = manifest["kind"] == "Deployment"
     for role, replica in replicas_of(manifest).items():
         template = replica["template"]
         spec = template["spec"]
@@ -372,13 +363,12 @@ def test_claims_identity_and_owner_come_from_the_settings(case: Case) -> None:
         claims = {v["persistentVolumeClaim"]["claimName"]: v for v in volumes.values() if "persistentVolumeClaim" in v}
         (container,) = spec["containers"]
         mounts = {m["name"]: m for m in container["volumeMounts"]}
-        assert set(claims) == ({CHECKPOINTS_CLAIM} if serving else {CHECKPOINTS_CLAIM, DATASETS_CLAIM})
-        # Checkpoints: written by training, read by serving; datasets: read-only.
-        assert mounts[CHECKPOINTS_CLAIM]["readOnly"] is serving
+        assert set(claims) == {CHECKPOINTS_CLAIM, DATASETS_CLAIM}
+        # Checkpoints: written by training; datasets: read-only.
+        assert mounts[CHECKPOINTS_CLAIM]["readOnly"] is False
         assert mounts[CHECKPOINTS_CLAIM]["mountPath"] == reference.CHECKPOINTS_MOUNT
-        if not serving:
-            assert mounts[DATASETS_CLAIM]["readOnly"] is True
-            assert claims[DATASETS_CLAIM]["persistentVolumeClaim"]["readOnly"] is True
+        assert mounts[DATASETS_CLAIM]["readOnly"] is True
+        assert claims[DATASETS_CLAIM]["persistentVolumeClaim"]["readOnly"] is True
         assert set(mounts) == set(volumes)
 
 
@@ -403,8 +393,6 @@ def test_pods_meet_the_restricted_pod_security_standard(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_training_pods_run_the_entrypoint_from_the_namespaces_config_map(case: Case) -> None:
-    if case.manifest["kind"] == "Deployment":
-        return
     for spec in pod_specs(case.manifest):
         assert {"name": "aks-mlops-trainer", "configMap": {"name": "aks-mlops-trainer"}} in spec["volumes"]
         for container in spec["containers"]:
@@ -426,8 +414,6 @@ def test_images_are_pinned_as_the_stack_asks(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_training_runs_the_entrypoint_into_its_own_checkpoint_folder(case: Case) -> None:
     manifest = case.manifest
-    if manifest["kind"] == "Deployment":
-        return
     command = the_container(manifest)["command"]
     launcher = "torchrun" if manifest["kind"] == "PyTorchJob" else "python"
     assert command[:2] == [launcher, reference.TRAINER_PATH]
@@ -504,18 +490,6 @@ def test_the_distributed_job_sets_up_nccl(case: Case) -> None:
         assert spec["containers"][0]["name"] == "pytorch"  # where the Training Operator injects its environment
 
 
-def test_the_inference_deployment_is_a_kueue_workload_that_never_surges() -> None:
-    for stack in STACKS:
-        for team_ in SETTINGS[stack].teams:
-            deployment = WORKLOADS[stack][team_.name]["inference-deployment.yaml"]
-            spec = deployment["spec"]
-            assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-            labels = spec["template"]["metadata"]["labels"]
-            assert all(labels[key] == value for key, value in spec["selector"]["matchLabels"].items())
-            container = spec["template"]["spec"]["containers"][0]
-            assert container["readinessProbe"]["tcpSocket"]["port"] == container["ports"][0]["name"]
-
-
 # --- the stack variants -------------------------------------------------------------------------------
 
 
@@ -534,7 +508,6 @@ def test_a_spot_flavor_that_needs_opting_in_is_reached_through_the_spot_queue() 
         "pytorchjob-distributed.yaml",
         "trainjob-distributed.yaml",
         "tfjob.yaml",
-        "inference-deployment.yaml",
     }
     (team_,) = settings.teams
     queues = {q.local_queue for q in team_queues(team_, settings.flavors, True)}
@@ -554,18 +527,20 @@ def test_on_demand_flavors_come_first_as_kueue_tries_them() -> None:
     assert job["spec"]["template"]["spec"]["nodeSelector"] == {"agentpool": "t4"}
 
 
-def test_serving_pools_come_first_for_the_inference_deployment() -> None:
+def test_training_never_lands_on_an_inference_pool() -> None:
+    # The team's serving pool sorts first by name, and its quota there is larger: the training references still
+    # take the training pool, as Kueue would (the inference flavor goes only to pods tolerating its taint).
     settings = load_settings(
         quota_raw(
-            {"gpu": 1, "serve": 1},
-            gpuPools=[gpu_pool(name="gpu"), gpu_pool(name="serve", workload=reference.SERVING_ROLE)],
+            {"gpu": 1, "aserve": 4},
+            gpuPools=[gpu_pool(name="gpu"), gpu_pool(name="aserve", workload="inference", minCount=1, maxCount=4)],
+            serving={"enabled": False},
         )
     )
-    assert reference.SERVING_ROLE in WORKLOAD_ROLES
+    assert "inference" in WORKLOAD_ROLES
     workloads = reference_workloads(settings)["team-a"]
     selector = {name: next(pod_specs(m))["nodeSelector"] for name, m in workloads.items() if m["kind"] != "TrainJob"}
-    assert selector["inference-deployment.yaml"] == {"agentpool": "serve"}
-    assert selector["job-checkpointed.yaml"] == {"agentpool": "gpu"}
+    assert selector == {"job-checkpointed.yaml": {"agentpool": "gpu"}}
 
 
 def test_a_team_with_only_mig_quota_gets_only_the_trial() -> None:
@@ -641,8 +616,8 @@ def kubernetes_errors(manifest: Mapping[str, Any]) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.manifest["kind"] in ("Job", "Deployment")], ids=str)
-def test_jobs_and_deployments_are_strictly_valid_kubernetes_1_36_objects(case: Case) -> None:
+@pytest.mark.parametrize("case", [c for c in CASES if c.manifest["kind"] == "Job"], ids=str)
+def test_jobs_are_strictly_valid_kubernetes_1_36_objects(case: Case) -> None:
     assert kubernetes_errors(case.manifest) == []
 
 
@@ -692,7 +667,7 @@ def test_each_object_is_plain_yaml(case: Case) -> None:
     assert list(case.manifest)[:3] == ["apiVersion", "kind", "metadata"]
 
 
-# --- Kueue admits the Deployment, in team namespaces only ------------------------------------------------
+# --- Kueue admits serving Deployments and pods, in team namespaces only -----------------------------------------
 
 
 def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
