@@ -2,7 +2,7 @@
 
 Reads like the architecture: validated settings -> cluster -> monitoring -> GPU node pools -> GPU software,
 training (Kubeflow Trainer, the v1 operator where set), shared storage, team workspaces and their admission
-guardrails, queues -> scraping -> exports.
+guardrails, queues -> serving (KServe, where set) -> scraping -> exports.
 Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`; pool facts are derived
 once, in settings.
 """
@@ -16,6 +16,7 @@ from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
 from components.queueing import Queueing, QueueingArgs
+from components.serving import KServe, KServeArgs, TeamServing, TeamServingArgs
 from components.storage import SharedStorage, SharedStorageArgs
 from components.teams import TeamWorkspace, TeamWorkspaceArgs
 from components.training import (
@@ -46,6 +47,7 @@ monitoring = ManagedPrometheus(
         protect=prod,
         cluster_id=cluster.cluster_id,
         log_analytics_workspace_id=cluster.log_analytics_workspace_id,
+        serving=bool(settings.serving_teams),
     ),
 )
 # One agent-pool operation at a time: the pools follow the cluster's other writes and each other.
@@ -126,6 +128,23 @@ queueing = Queueing(
         provider=k8s,
     ),
 )
+# Model serving (KServe in Standard mode behind the inference gateway) for the teams with quota on inference pools.
+if settings.serving.enabled:
+    kserve = KServe("kserve", KServeArgs(serving=settings.serving, provider=k8s))
+    for team in settings.serving_teams:
+        workspace = teams[team.name]
+        TeamServing(
+            f"{team.name}-serving",
+            TeamServingArgs(
+                team=team,
+                serving=settings.serving,
+                client_id=workspace.client_id,
+                tenant_id=workspace.tenant_id,
+                namespace=workspace.namespace,
+                kserve=kserve,
+                provider=k8s,
+            ),
+        )
 Scraping(
     "scraping",
     ScrapingArgs(
@@ -136,6 +155,7 @@ Scraping(
         team_namespaces=namespaces,
         kueue=queueing.kueue_release,
         provider=k8s,
+        serving_teams=settings.serving_teams,
     ),
 )
 

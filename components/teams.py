@@ -239,6 +239,7 @@ class TeamWorkspace(PlatformComponent):
 
     namespace_name: str
     client_id: pulumi.Output[str]
+    tenant_id: pulumi.Output[str]
     # The team's entry of the `teams` stack output: where and how it submits work.
     summary: dict[str, pulumi.Input[str]]
     namespace: pulumi.Resource
@@ -317,6 +318,7 @@ class TeamWorkspace(PlatformComponent):
 
         self.namespace_name = team.namespace
         self.client_id = identity.client_id
+        self.tenant_id = identity.tenant_id
         self.summary = {
             "name": team.name,
             "namespace": team.namespace,

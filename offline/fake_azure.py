@@ -147,6 +147,7 @@ class FakeAzure(pulumi.runtime.Mocks):
         elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
             state["principalId"] = IDENTITY_PRINCIPAL_ID
             state["clientId"] = IDENTITY_CLIENT_ID
+            state["tenantId"] = TENANT_ID
         identity = state.get("identity")
         if isinstance(identity, dict) and identity.get("type") == "SystemAssigned":
             state["identity"] = {**identity, "principalId": IDENTITY_PRINCIPAL_ID, "tenantId": TENANT_ID}

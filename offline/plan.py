@@ -24,11 +24,14 @@ from components.queueing.kueue import kueue_custom_resources
 from components.queueing.topology import POOL_LABEL
 from components.workloads.nccl import nccl_allreduce_jobs
 from components.workloads.reference import reference_workloads
+from components.workloads.serving import serving_workloads
 from offline.cost import cost, render_cost
 from offline.create_time import modeled_create_time, render_create_time
 from offline.engine import CapturedResource, ProgramRun
 from offline.policy_check import Violation
 from offline.report import object_name
+
+STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
 
 # Resources that stand for many objects applied by a tool (Helm, kustomize) rather than one object.
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -222,10 +225,19 @@ def capacity(settings: Settings) -> list[FlavorCapacity]:
 # --- writing ---------------------------------------------------------------------------------------
 
 
-def plan_workloads(settings: Settings) -> dict[str, dict[str, dict[str, Any]]]:
-    """Team -> file -> manifest the plan writes under `workloads/`: each team's reference workloads, and the NCCL
+def storage_account_name(run: ProgramRun) -> str:
+    """The team storage account's name as the program created it (with the offline engine's subscription)."""
+    (account,) = run.of_type(STORAGE_ACCOUNT)
+    return str(account.inputs["accountName"])
+
+
+def plan_workloads(settings: Settings, storage_account: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """Team -> file -> manifest the plan writes under `workloads/`: each team's reference workloads, its serving
+    reference where it serves (its models in `storage_account`, components.workloads.serving), and the NCCL
     all-reduce test of each InfiniBand pool in the folder of a team that can run it (components.workloads.nccl)."""
     workloads = {team: dict(files) for team, files in reference_workloads(settings).items()}
+    for team, files in serving_workloads(settings, storage_account).items():
+        workloads[team].update(files)
     for team, files in nccl_allreduce_jobs(settings).items():
         workloads.setdefault(team, {}).update(files)
     return workloads
@@ -278,7 +290,7 @@ def write_plan(
             stale.unlink()
         for file_name, document in documents.items():
             (target / file_name).write_text(yaml.safe_dump(document, sort_keys=False))
-    write_workloads(out / "workloads", plan_workloads(settings))
+    write_workloads(out / "workloads", plan_workloads(settings, storage_account_name(run)))
 
     flavors = capacity(settings)
     (out / "capacity.json").write_text(

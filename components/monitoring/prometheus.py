@@ -188,6 +188,8 @@ class ManagedPrometheusArgs:
     protect: bool
     cluster_id: pulumi.Input[str]
     log_analytics_workspace_id: pulumi.Input[str]
+    # Teams serve models (settings.serving_teams): the serving alerts, on the model servers' metrics, exist.
+    serving: bool = False
 
 
 class ManagedPrometheus(PlatformComponent):
@@ -258,7 +260,7 @@ class ManagedPrometheus(PlatformComponent):
             tags=tags,
             opts=self.child(),
         )
-        alerts = alert_rules(args.monitoring.thresholds, args.team_namespaces)
+        alerts = alert_rules(args.monitoring.thresholds, args.team_namespaces, serving=args.serving)
         self._rule_group(name, azure, "MLPlatformAlerts", scopes, [alert_rule_args(a, action_group.id) for a in alerts])
         monitor.DiagnosticSetting(
             f"{name}-audit-logs", **audit_log_args(args.cluster_id, args.log_analytics_workspace_id), opts=self.child()

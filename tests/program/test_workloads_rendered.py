@@ -23,11 +23,13 @@ from components.config.loader import load_settings
 from components.config.settings import Settings
 from components.core.naming import QUEUE_NAME_LABEL
 from components.workloads.reference import reference_workloads
+from components.workloads.serving import ROUTE_FILE, SERVING_FILE, serving_workloads
 from offline.__main__ import main
-from offline.engine import PROJECT_DIR, load_stack_config, stack_settings_raw
-from offline.plan import plan_workloads
+from offline.engine import PROJECT_DIR, ProgramRun, load_stack_config, stack_settings_raw
+from offline.plan import plan_workloads, storage_account_name
 
 STACKS = ("dev", "prod")
+SERVING_TEAMS = {"dev": ["team-a"], "prod": ["team-a", "team-b"]}
 STALE_TEAM = "team-gone"
 STALE_FILE = "job-renamed.yaml"
 
@@ -72,16 +74,33 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_the_plan_writes_every_team_workload_and_nothing_stale(plans: dict[str, Plan], stack: str) -> None:
+def test_the_plan_writes_every_team_workload_and_nothing_stale(
+    plans: dict[str, Plan], stack: str, stack_runs: dict[str, ProgramRun]
+) -> None:
     plan = plans[stack]
     assert plan.code == 0, plan.output
-    expected = plan_workloads(plan.settings)
+    account = storage_account_name(stack_runs[stack])
+    expected = plan_workloads(plan.settings, account)
     # The reference workloads, and prod's NCCL all-reduce test of its InfiniBand pool (h100) in team-a's folder.
     nccl = {team: [f for f in files if f.startswith("nccl-allreduce-")] for team, files in expected.items()}
     assert {team: files for team, files in nccl.items() if files} == (
         {"team-a": ["nccl-allreduce-h100.yaml"]} if stack == "prod" else {}
     )
-    assert {team: {f: m for f, m in files.items() if f not in nccl[team]} for team, files in expected.items()} == (
+    # And each serving team's InferenceService and route, its models in the stack's storage account.
+    serving = serving_workloads(plan.settings, account)
+    assert {team: sorted(files) for team, files in serving.items()} == {
+        team: [ROUTE_FILE, SERVING_FILE] for team in SERVING_TEAMS[stack]
+    }
+    assert account.startswith("st")
+    for files in serving.values():
+        assert (
+            f"https://{account}.blob.core.windows.net/"
+            in files[SERVING_FILE]["spec"]["predictor"]["model"]["storageUri"]
+        )
+    others = {**nccl}
+    for team, files in serving.items():
+        others[team] = [*others.get(team, []), *files]
+    assert {team: {f: m for f, m in files.items() if f not in others[team]} for team, files in expected.items()} == (
         reference_workloads(plan.settings)
     )
     written = {
@@ -108,13 +127,21 @@ def test_what_the_workloads_name_exists_in_the_plan(plans: dict[str, Plan], stac
             labels = manifest["metadata"]["labels"]
             where = f"{team.name}/{path.name}"
             assert ("Namespace", None, namespace) in objects, where
+            if manifest["kind"] == "HTTPRoute":
+                # A route names the platform's Gateway and the Services KServe makes of the InferenceService.
+                (parent,) = manifest["spec"]["parentRefs"]
+                assert ("Gateway", parent["namespace"], parent["name"]) in objects, where
+                continue
+            if manifest["kind"] == "InferenceService":
+                runtime = manifest["spec"]["predictor"]["model"]["runtime"]
+                assert ("ServingRuntime", namespace, runtime) in objects, where
             assert ("LocalQueue", namespace, labels[QUEUE_NAME_LABEL]) in objects, where
             priority = labels["kueue.x-k8s.io/priority-class"]
             assert ("WorkloadPriorityClass", None, priority) in objects, where
             for pod in pod_specs(manifest, objects):
                 assert ("PriorityClass", None, pod["priorityClassName"]) in objects, where
                 assert ("ServiceAccount", namespace, pod["serviceAccountName"]) in objects, where
-                for volume in pod["volumes"]:
+                for volume in pod.get("volumes", []):
                     if "persistentVolumeClaim" in volume:
                         claim = volume["persistentVolumeClaim"]["claimName"]
                         assert ("PersistentVolumeClaim", namespace, claim) in objects, where
@@ -138,7 +165,8 @@ def test_kueue_manages_exactly_the_team_namespaces_with_the_integrations_the_wor
         "TrainJob": "trainer.kubeflow.org/trainjob",
     }
     assert {needed[kind] for kind in kinds if kind in needed} <= frameworks
-    assert "Deployment" in kinds and {"deployment", "pod"} <= frameworks
+    # KServe runs an InferenceService's predictors as Deployments, whose pods Kueue admits one by one.
+    assert "InferenceService" in kinds and {"deployment", "pod"} <= frameworks
     (expression,) = config["managedJobsNamespaceSelector"]["matchExpressions"]
     assert expression["operator"] == "Exists"
     team_namespaces = {team.namespace for team in plan.settings.teams}
@@ -154,6 +182,10 @@ def pod_specs(manifest: dict[str, Any], objects: dict[tuple[str, str | None, str
     """The pod specs a workload runs; a TrainJob's are its runtime's (which must be in the plan), as its own runtime
     patches change them."""
     spec = manifest["spec"]
+    if manifest["kind"] == "InferenceService":
+        # The stable predictor, and each canary as KServe builds it: the stable one with the canary's fields over it.
+        stable = {key: value for key, value in spec["predictor"].items() if key != "model"}
+        return [stable, *({**stable, **canary["predictor"]} for canary in spec.get("canary", []))]
     if manifest["kind"] == "TrainJob":
         runtime = objects[(spec["runtimeRef"]["kind"], None, spec["runtimeRef"]["name"])]
         pods = []

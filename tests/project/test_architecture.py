@@ -29,6 +29,7 @@ DOMAINS = (
     "teams",
     "monitoring",
     "workloads",
+    "serving",
 )
 # What each layer may import from the project, besides itself.
 ALLOWED = {"core": set(), "config": {"core"}, "base": {"core"}}

@@ -36,7 +36,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.core.versions import KUBEFLOW_TRAINER, KUBEFLOW_TRAINER_JOBSET
+from components.core.versions import KSERVE_CRD, KUBEFLOW_TRAINER, KUBEFLOW_TRAINER_JOBSET
 from offline.engine import PROJECT_DIR
 
 Manifest = dict[str, Any]
@@ -99,6 +99,21 @@ def _jobset(plural: str, sha256: str) -> CrdFile:
     )
 
 
+# KServe at the pinned chart version: config/crd/full/ holds the CRDs its kserve-crd chart installs (the same bytes as
+# charts/kserve-crd/templates/ at the tag).
+KSERVE_TAG = KSERVE_CRD.version
+_KSERVE_CRDS = f"https://raw.githubusercontent.com/kserve/kserve/{KSERVE_TAG}/config/crd/full"
+
+
+def _kserve(plural: str, sha256: str) -> CrdFile:
+    return CrdFile(
+        name=f"kserve/{plural}",
+        url=f"{_KSERVE_CRDS}/serving.kserve.io_{plural}.yaml",
+        sha256=sha256,
+        shared_path=f"kserve-{KSERVE_TAG}/{plural}.yaml",
+    )
+
+
 # The digests are those of the files published at the tag (identical to the ../shared copies). A new
 # release means new URLs and new digests here, never an unpinned fetch.
 CRD_FILES: dict[str, CrdFile] = {
@@ -116,6 +131,8 @@ CRD_FILES: dict[str, CrdFile] = {
         _trainer("trainingruntimes", "69b8dbdf60a18e28cddcc2b8dfc4ce72a943e14b531b9389d593118faee4919f"),
         _trainer("trainjobs", "a742cafc5b5582640c7e0b7467c024fc237256fbca5ba0a9f0531dfb66d64416"),
         _jobset("jobsets", "d022b87624512cf0b6741b31b24a2bea9945b5a838b50713af29332c878bb6fe"),
+        _kserve("inferenceservices", "57c3bf13f77de94678bf2ae3748056ec071ad2b9e88d6a28f44fb4710758fcff"),
+        _kserve("servingruntimes", "380a3e1e1444cef9b8b88819596692728868205a2147dc66423be469a4a7bbb1"),
     )
 }
 
