@@ -9,7 +9,8 @@ Sources: the managed Prometheus minimal ingestion profile keep lists of its defa
 `kubestateRegex_minimal_mac`, checked for every kube-state-metrics name below in July 2026); the DCGM exporter's default
 counters (NVIDIA/dcgm-exporter etc/default-counters.csv, also in the GPU Operator's DCP list);
 Kueue's metrics reference (kueue.sigs.k8s.io/docs/reference/metrics); the platform's own
-training-job convention (README, "Training metrics").
+training-job convention (README, "Training metrics"); the model servers of the serving runtimes at their pinned
+versions (vLLM 0.33.0, Triton 2.71.0), cited where their sources are defined.
 """
 
 from __future__ import annotations
@@ -125,6 +126,34 @@ TRAINING_JOBS = MetricSource(
     ),
 )
 
+# The model servers, scraped by the serving PodMonitors in every serving team namespace; each series carries
+# `inference_service` and `variant` from its pod's labels (components.core.serving).
+# vLLM 0.33.0's OpenAI server, /metrics on its API port: the engine's request latency histogram, running and waiting
+# requests and KV-cache usage (1 = full) from the V1 engine's Prometheus logger (vllm/v1/metrics), and the request
+# counter of prometheus_fastapi_instrumentator, whose `status` groups codes as 2xx/4xx/5xx and which leaves out
+# /metrics and /health (vllm/entrypoints/serve/instrumentator/metrics.py). Its `http_request_duration_seconds` has
+# buckets 0.1, 0.5 and 1 s only, too coarse for a p95 of LLM generation, so latency comes from the engine's histogram.
+VLLM_SERVER = MetricSource(
+    "vllm",
+    "PodMonitor serving-vllm in every serving team namespace (port http, /metrics), labelled inference_service, "
+    "variant",
+    frozenset(
+        {
+            "vllm:e2e_request_latency_seconds_bucket", "vllm:num_requests_running", "vllm:num_requests_waiting",
+            "vllm:kv_cache_usage_perc", "http_requests_total",
+        }
+    ),
+)  # fmt: skip
+# Triton 2.71.0 on its metrics port: per-model counters of successful and failed requests (a request counts once
+# whatever its batch size), and, with `--metrics-config=summary_latencies=true` (components.core.serving.TRITON), the
+# end-to-end request duration as a summary with quantiles 0.5, 0.9, 0.95 and 0.99 (docs/user_guide/metrics.md).
+TRITON_SERVER = MetricSource(
+    "triton",
+    "PodMonitor serving-triton in every serving team namespace (port metrics, /metrics), labelled inference_service, "
+    "variant",
+    frozenset({"nv_inference_request_success", "nv_inference_request_failure", "nv_inference_request_summary_us"}),
+)
+
 SCRAPED_SOURCES: tuple[MetricSource, ...] = (
     NODE_EXPORTER,
     CADVISOR,
@@ -132,6 +161,8 @@ SCRAPED_SOURCES: tuple[MetricSource, ...] = (
     DCGM_EXPORTER,
     KUEUE,
     TRAINING_JOBS,
+    VLLM_SERVER,
+    TRITON_SERVER,
 )
 
 

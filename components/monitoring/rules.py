@@ -3,8 +3,9 @@
 Recording rules: the record names of the Node and Kubernetes groups that enabling managed
 Prometheus on AKS creates (so Azure's built-in dashboards find them), with expressions written
 for this platform. Alerts: GPU waste and health, training progress and checkpoints, Kueue
-admission, job failures and GPU node readiness; thresholds come from settings and every rule
-carries a summary and a runbook line.
+admission, job failures, GPU node readiness, and the model servers' latency and errors (a canary's
+against its stable variant); thresholds come from settings and every rule carries a summary and a
+runbook line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from components.config.monitoring import AlertThresholds
 from components.core.metric_sources import TRAINING_LAST_CHECKPOINT, TRAINING_SAMPLES
+from components.core.serving import CANARY_VARIANT, STABLE_VARIANT
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,104 @@ def seconds(duration: str) -> int:
     return int(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2)]
 
 
-def alert_rules(thresholds: AlertThresholds, team_namespaces: Sequence[str]) -> list[AlertRule]:
+# The serving alerts' groups: one InferenceService variant, and one InferenceService (canary against stable).
+SERVING_VARIANT = "cluster, namespace, inference_service, variant"
+SERVING_SERVICE = "cluster, namespace, inference_service"
+# vLLM's request counter groups status codes by class; Triton's failure counter names why a request failed.
+SERVER_ERRORS = 'status="5xx"'
+NOT_CANCELLED = 'reason!="CANCELED"'
+
+
+def _selector(metric: str, *matchers: str) -> str:
+    present = [matcher for matcher in matchers if matcher]
+    return f"{metric}{{{', '.join(present)}}}" if present else metric
+
+
+def serving_p95_latency_ms(by: str, matchers: str = "") -> str:
+    """The p95 request latency of the model servers in milliseconds, per `by`, of the series `matchers` select.
+
+    vLLM: from its end-to-end request histogram. Triton: its summary's 0.95 quantile, which each pod computes over
+    its own requests, so the slowest pod's stands for the group (quantiles of pods cannot be combined)."""
+    vllm_buckets = _selector("vllm:e2e_request_latency_seconds_bucket", matchers)
+    triton_p95 = _selector("nv_inference_request_summary_us", 'quantile="0.95"', matchers)
+    return (
+        f"histogram_quantile(0.95, sum by (le, {by}) (rate({vllm_buckets}[5m]))) * 1000"
+        f" or max by ({by}) ({triton_p95}) / 1000"
+    )
+
+
+def serving_error_percent(by: str, matchers: str = "") -> str:
+    """The share of the model servers' requests that failed, in percent, per `by`, of the series `matchers` select.
+
+    vLLM: 5xx responses among all (4xx are the client's); Triton: failed requests among succeeded and failed, those
+    the client cancelled not counted as errors. Only groups that received requests have a value. A group without a
+    failure series yet (a counter appears with its first increment) counts 0, not nothing: otherwise a stable variant
+    without errors would hide its canary's."""
+
+    def rate(metric: str, *selection: str) -> str:
+        return f"sum by ({by}) (rate({_selector(metric, *selection, matchers)}[5m]))"
+
+    # Model servers only: other pods scraped in a team namespace may export a counter of this generic name too.
+    served = 'inference_service!=""'
+    vllm_all = rate("http_requests_total", served)
+    vllm_errors = f"({rate('http_requests_total', served, SERVER_ERRORS)} or {vllm_all} * 0)"
+    triton_succeeded = rate("nv_inference_request_success")
+    triton_failed = f"({rate('nv_inference_request_failure')} or {triton_succeeded} * 0)"
+    triton_errors = f"({rate('nv_inference_request_failure', NOT_CANCELLED)} or {triton_succeeded} * 0)"
+    return (
+        f"100 * {vllm_errors} / ({vllm_all} > 0) or 100 * {triton_errors} / ({triton_succeeded} + {triton_failed} > 0)"
+    )
+
+
+def serving_alert_rules(thresholds: AlertThresholds) -> list[AlertRule]:
+    """Latency and errors of every InferenceService variant, and a canary failing more than its stable variant.
+
+    Severity 2 like the other alerts of a team's work failing: users' requests fail or wait, but the platform
+    itself is up. The canary alert gets the same: the canary serves real traffic, and taking it out is one edit."""
+    serving_for = iso_duration(thresholds.serving_alert_for)
+    canary = serving_error_percent(SERVING_VARIANT, f'variant="{CANARY_VARIANT}"')
+    stable = serving_error_percent(SERVING_VARIANT, f'variant="{STABLE_VARIANT}"')
+    return [
+        AlertRule(
+            "InferenceLatencyP95High",
+            f"({serving_p95_latency_ms(SERVING_VARIANT)}) > {thresholds.serving_p95_latency_ms}",
+            serving_for,
+            2,
+            "p95 latency of {{ $labels.namespace }}/{{ $labels.inference_service }} ({{ $labels.variant }}) is "
+            f"{{{{ $value }}}} ms, above {thresholds.serving_p95_latency_ms} ms",
+            "Check the dashboard's serving panels: waiting requests or a full KV cache mean too few replicas (raise "
+            "the predictor's maxReplicas or the team's quota on the inference pool); if only the canary is slow, set "
+            "its traffic weight to 0.",
+        ),
+        AlertRule(
+            "InferenceErrorRateHigh",
+            f"({serving_error_percent(SERVING_VARIANT)}) > {thresholds.serving_error_percent}",
+            serving_for,
+            2,
+            "{{ $value }}% of the requests to {{ $labels.namespace }}/{{ $labels.inference_service }} "
+            "({{ $labels.variant }}) fail",
+            "kubectl -n {{ $labels.namespace }} logs the predictor pods (container kserve-container) and describe "
+            "the InferenceService: out of memory, a model that did not load, a rejected queue; if only the canary "
+            "fails, set its traffic weight to 0.",
+        ),
+        AlertRule(
+            "CanaryErrorRateAboveStable",
+            f"({canary}) - on ({SERVING_SERVICE}) ({stable}) > {thresholds.canary_error_margin_percent}",
+            serving_for,
+            2,
+            "The canary of {{ $labels.namespace }}/{{ $labels.inference_service }} fails {{ $value }} percentage "
+            "points more of its requests than the stable variant",
+            "Take the canary out of traffic first: set its trafficPercent and its weight in the InferenceService's "
+            "HTTPRoute to 0, or remove the canary entry; then compare its logs, model version and runtime arguments "
+            "with the stable predictor's.",
+        ),
+    ]
+
+
+def alert_rules(
+    thresholds: AlertThresholds, team_namespaces: Sequence[str], *, serving: bool = False
+) -> list[AlertRule]:
+    """Every alert of the platform; the serving alerts only where teams serve models (their metrics are scraped)."""
     teams = "|".join(sorted(team_namespaces))
     gpu = "cluster, Hostname, gpu, namespace, pod"
     return [
@@ -307,4 +406,5 @@ def alert_rules(thresholds: AlertThresholds, team_namespaces: Sequence[str]) -> 
             "Check the node's conditions and the GPU driver/device plugin pods on it; delete the node to let the "
             "autoscaler replace it if it does not recover.",
         ),
+        *(serving_alert_rules(thresholds) if serving else ()),
     ]

@@ -1,4 +1,4 @@
-"""What managed Prometheus scrapes beyond its defaults: GPUs, Kueue and the teams' training jobs.
+"""What managed Prometheus scrapes beyond its defaults: GPUs, Kueue, the teams' training jobs and model servers.
 
 The AKS add-on reads `azmonitoring.coreos.com/v1` PodMonitors (it ignores `monitoring.coreos.com`)
 and custom jobs from the `ama-metrics-prometheus-config` ConfigMap. The DCGM PodMonitor's selector
@@ -22,6 +22,14 @@ from components.core.metric_sources import JOB_POD_LABELS, METRICS_PORT, TRAININ
 from components.core.naming import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, STANDALONE_DCGM_NAMESPACE
 from components.core.placement import gpu_node_affinity, gpu_tolerations
 from components.core.pool_facts import GpuPoolFacts
+from components.core.serving import (
+    INFERENCE_SERVICE_LABEL,
+    INFERENCE_SERVICE_SERIES_LABEL,
+    RUNTIME_LABEL,
+    SERVING_RUNTIMES,
+    VARIANT_LABEL,
+    VARIANT_SERIES_LABEL,
+)
 from components.core.versions import DCGM_EXPORTER, KUEUE
 
 AZMONITORING_API = "azmonitoring.coreos.com/v1"
@@ -65,10 +73,13 @@ def pod_monitor(
     namespace: str,
     selector: Mapping[str, str],
     *,
+    port: str = METRICS_PORT,
+    path: str = "/metrics",
     honor_labels: bool = False,
     relabelings: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    endpoint: dict[str, Any] = {"port": METRICS_PORT, "path": "/metrics", "interval": "30s"}
+    """A PodMonitor scraping the selected pods of one namespace on the named container port."""
+    endpoint: dict[str, Any] = {"port": port, "path": path, "interval": "30s"}
     if honor_labels:
         endpoint["honorLabels"] = True
     if relabelings:
@@ -120,6 +131,31 @@ def training_pod_monitor(team: TeamSettings) -> dict[str, Any]:
     )
 
 
+def copy_pod_label(pod_label: str, series_label: str) -> dict[str, Any]:
+    """Gives every series of the target the value of one of its pod's labels."""
+    return {"sourceLabels": [prometheus_label(pod_label)], "targetLabel": series_label, "action": "replace"}
+
+
+def serving_pod_monitors(team: TeamSettings) -> list[dict[str, Any]]:
+    """One PodMonitor per serving runtime in the team namespace, on the pods of that runtime (its ServingRuntime
+    labels every pod it runs), so each runtime is scraped on its own metrics port. Series are labelled with the
+    InferenceService and the variant (stable or canary) of their pod: the serving alerts and panels group by them."""
+    return [
+        pod_monitor(
+            f"serving-{runtime.name}",
+            team.namespace,
+            {RUNTIME_LABEL: runtime.name},
+            port=runtime.metrics_port,
+            path=runtime.metrics_path,
+            relabelings=[
+                copy_pod_label(INFERENCE_SERVICE_LABEL, INFERENCE_SERVICE_SERIES_LABEL),
+                copy_pod_label(VARIANT_LABEL, VARIANT_SERIES_LABEL),
+            ],
+        )
+        for runtime in SERVING_RUNTIMES
+    ]
+
+
 def kueue_metrics_reader_binding() -> dict[str, Any]:
     """Lets the scraper pass Kueue's authenticated metrics endpoint (get on /metrics)."""
     return {
@@ -169,6 +205,8 @@ class ScrapingArgs:
     gpu_stack: pulumi.Resource
     team_namespaces: Mapping[str, pulumi.Resource]
     kueue: pulumi.Resource
+    # The teams that serve models (settings.serving_teams; none when serving is off): their model servers are scraped.
+    serving_teams: Sequence[TeamSettings] = ()
 
 
 class Scraping(PlatformComponent):
@@ -199,6 +237,13 @@ class Scraping(PlatformComponent):
             apply_manifest(
                 f"{name}-{team.name}-podmonitor", training_pod_monitor(team), after(args.team_namespaces[team.name])
             )
+        for team in args.serving_teams:
+            for monitor in serving_pod_monitors(team):
+                apply_manifest(
+                    f"{name}-{team.name}-{monitor['metadata']['name']}-podmonitor",
+                    monitor,
+                    after(args.team_namespaces[team.name]),
+                )
         apply_manifest(f"{name}-kueue-metrics-reader", kueue_metrics_reader_binding(), after(args.kueue))
         apply_manifest(f"{name}-custom-scrape-config", custom_scrape_config(), after(args.kueue))
         self.register_outputs({})

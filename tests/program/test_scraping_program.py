@@ -2,7 +2,8 @@
 
 A PodMonitor whose selector, namespace or port misses the exporter pods scrapes nothing and every
 GPU alert stays silent; these tests compare each monitor with the workload it is meant to find
-(the exporter release's values, the pools' taints, the team namespaces, the Kueue release).
+(the exporter release's values, the pools' taints, the team namespaces, the Kueue release, the
+teams' ServingRuntimes).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import yaml
 
 from components.core.metric_sources import AMA_METRICS_PODS, KUEUE, METRICS_PORT, TRAINING_METRICS_LABEL
 from components.core.versions import DCGM_EXPORTER
+from components.monitoring.scraping import serving_pod_monitors
 from offline.engine import ProgramRun, load_stack_config, stack_files
 from tests.support.config import settings_for
 
@@ -30,6 +32,7 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
+SERVING_RUNTIME = "kubernetes:serving.kserve.io/v1alpha1:ServingRuntime"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 # The DCGM exporter's container port is named `metrics` in both the standalone chart and the
 # GPU Operator's DaemonSet.
@@ -43,6 +46,28 @@ def release_named(run: ProgramRun, name: str) -> list[Any]:
 
 def team_namespaces(stack: str) -> list[str]:
     return [team.namespace for team in settings_for(load_stack_config(stack)).teams]
+
+
+def training_pod_monitors(run: ProgramRun) -> dict[str, Any]:
+    """The training PodMonitors by namespace (a serving team's namespace has serving PodMonitors besides)."""
+    return {
+        m.inputs["metadata"]["namespace"]: m
+        for m in run.of_type(POD_MONITOR)
+        if m.inputs["metadata"]["name"] == "training-jobs"
+    }
+
+
+def serving_monitors(run: ProgramRun) -> list[Any]:
+    return [m for m in run.of_type(POD_MONITOR) if m.inputs["metadata"]["name"].startswith("serving-")]
+
+
+def team_namespace_resource(run: ProgramRun, namespace: str) -> Any:
+    (found,) = [
+        n
+        for n in run.of_type(NAMESPACE)
+        if n.inputs["metadata"]["name"] == namespace and "::aks-mlops:teams:TeamWorkspace$" in n.urn
+    ]
+    return found
 
 
 def dcgm_pod_monitor(run: ProgramRun, stack: str) -> Any:
@@ -188,18 +213,12 @@ def test_the_label_check_itself() -> None:
 def test_every_team_namespace_has_a_training_pod_monitor(stack: str, stack_runs) -> None:
     run = stack_runs[stack]
     namespaces = team_namespaces(stack)
-    monitors = {m.inputs["metadata"]["namespace"]: m for m in run.of_type(POD_MONITOR)}
-    assert set(namespaces) <= set(monitors)
+    monitors = training_pod_monitors(run)
+    assert set(monitors) == set(namespaces)
     for namespace in namespaces:
         monitor = monitors[namespace]
-        assert monitor.inputs["metadata"]["name"] == "training-jobs"
         check_monitor_spec(monitor, namespace, {TRAINING_METRICS_LABEL: "true"})
-        (team_namespace,) = [
-            n
-            for n in run.of_type(NAMESPACE)
-            if n.inputs["metadata"]["name"] == namespace and "::aks-mlops:teams:TeamWorkspace$" in n.urn
-        ]
-        assert team_namespace.urn in monitor.dependencies
+        assert team_namespace_resource(run, namespace).urn in monitor.dependencies
 
 
 def test_team_network_policy_admits_exactly_the_scraper_on_the_metrics_port(stack: str, stack_runs) -> None:
@@ -210,7 +229,7 @@ def test_team_network_policy_admits_exactly_the_scraper_on_the_metrics_port(stac
             for p in run.of_type(NETWORK_POLICY)
             if p.inputs["metadata"] == {"name": "allow-metrics-scrape", "namespace": namespace}
         ]
-        (monitor,) = [m for m in run.of_type(POD_MONITOR) if m.inputs["metadata"]["namespace"] == namespace]
+        monitor = training_pod_monitors(run)[namespace]
         spec = policy.inputs["spec"]
         # The same pods the PodMonitor scrapes, on the port it scrapes.
         assert spec["podSelector"] == monitor.inputs["spec"]["selector"]
@@ -224,6 +243,65 @@ def test_team_network_policy_admits_exactly_the_scraper_on_the_metrics_port(stac
         ]
         assert rule["ports"] == [{"protocol": "TCP", "port": monitor.inputs["spec"]["podMetricsEndpoints"][0]["port"]}]
         assert AMA_METRICS_PODS == {"rsName": "ama-metrics"}
+
+
+# --- model servers ---------------------------------------------------------------------------------------
+
+# The teams with quota on an inference pool, in stacks that serve (Pulumi.<stack>.yaml).
+SERVING_TEAMS = {"dev": ["team-a"], "prod": ["team-a", "team-b"]}
+
+
+@pytest.mark.parametrize("stack", sorted(SERVING_TEAMS), ids=sorted(SERVING_TEAMS))
+def test_serving_pod_monitors_are_registered_for_exactly_the_serving_teams(stack: str, stack_runs) -> None:
+    settings = settings_for(load_stack_config(stack))
+    assert [team.name for team in settings.serving_teams] == SERVING_TEAMS[stack]
+    registered = {
+        (m.inputs["metadata"]["namespace"], m.inputs["metadata"]["name"]) for m in serving_monitors(stack_runs[stack])
+    }
+    assert registered == {
+        (team, monitor) for team in SERVING_TEAMS[stack] for monitor in ("serving-vllm", "serving-triton")
+    }
+
+
+def test_serving_pod_monitors_are_the_builders_after_their_team_namespace(stack: str, stack_runs) -> None:
+    run = stack_runs[stack]
+    monitors = {(m.inputs["metadata"]["namespace"], m.inputs["metadata"]["name"]): m for m in serving_monitors(run)}
+    expected = {
+        (team.namespace, monitor["metadata"]["name"]): monitor
+        for team in settings_for(load_stack_config(stack)).serving_teams
+        for monitor in serving_pod_monitors(team)
+    }
+    assert set(monitors) == set(expected)
+    for key, monitor in monitors.items():
+        assert monitor.inputs == expected[key]
+        assert team_namespace_resource(run, key[0]).urn in monitor.dependencies
+
+
+def test_serving_pod_monitors_find_the_runtime_pods_on_a_port_the_scraper_may_reach(stack: str, stack_runs) -> None:
+    run = stack_runs[stack]
+    for monitor in serving_monitors(run):
+        namespace = monitor.inputs["metadata"]["namespace"]
+        selector = monitor.inputs["spec"]["selector"]["matchLabels"]
+        # KServe puts a ServingRuntime's `labels` on every pod it runs: exactly one runtime's pods are selected.
+        (runtime,) = [
+            r
+            for r in run.of_type(SERVING_RUNTIME)
+            if r.inputs["metadata"]["namespace"] == namespace and selector.items() <= r.inputs["spec"]["labels"].items()
+        ]
+        (endpoint,) = monitor.inputs["spec"]["podMetricsEndpoints"]
+        (container,) = runtime.inputs["spec"]["containers"]
+        (port,) = [p["containerPort"] for p in container["ports"] if p["name"] == endpoint["port"]]
+        (policy,) = [
+            p
+            for p in run.of_type(NETWORK_POLICY)
+            if p.inputs["metadata"] == {"name": "allow-inference", "namespace": namespace}
+        ]
+        scraper = {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+            "podSelector": {"matchLabels": AMA_METRICS_PODS},
+        }
+        (rule,) = [r for r in policy.inputs["spec"]["ingress"] if r["from"] == [scraper]]
+        assert {"protocol": "TCP", "port": port} in rule["ports"], monitor.inputs["metadata"]["name"]
 
 
 # --- Kueue ---------------------------------------------------------------------------------------------

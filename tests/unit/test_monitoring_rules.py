@@ -127,7 +127,11 @@ def unknown_metrics(expression: str) -> set[str]:
 
 def stack_alerts(stack: str) -> list[AlertRule]:
     settings = settings_for(load_stack_config(stack))
-    return alert_rules(settings.monitoring.thresholds, [team.namespace for team in settings.teams])
+    return alert_rules(
+        settings.monitoring.thresholds,
+        [team.namespace for team in settings.teams],
+        serving=bool(settings.serving_teams),
+    )
 
 
 def rule_id(rule: RecordingRule) -> str:
@@ -311,13 +315,34 @@ REQUIREMENTS: dict[str, dict[str, set[str]]] = {
         }
     },
     "admitted pods pending too long": {"AdmittedPodsPendingTooLong": {"kube_pod_status_phase"}},
+    "model-server p95 latency": {
+        "InferenceLatencyP95High": {"vllm:e2e_request_latency_seconds_bucket", "nv_inference_request_summary_us"}
+    },
+    "model-server error rate": {
+        "InferenceErrorRateHigh": {
+            "http_requests_total",
+            "nv_inference_request_success",
+            "nv_inference_request_failure",
+        }
+    },
+    "canary error rate above the stable one": {
+        "CanaryErrorRateAboveStable": {
+            "http_requests_total",
+            "nv_inference_request_success",
+            "nv_inference_request_failure",
+        }
+    },
 }
 
 
 def alerts_by_name(stack: str = "dev", **thresholds: object) -> dict[str, AlertRule]:
     config = load_stack_config(stack)
     settings = settings_for(config, alertThresholds=thresholds) if thresholds else settings_for(config)
-    rules = alert_rules(settings.monitoring.thresholds, [team.namespace for team in settings.teams])
+    rules = alert_rules(
+        settings.monitoring.thresholds,
+        [team.namespace for team in settings.teams],
+        serving=bool(settings.serving_teams),
+    )
     by_name = {rule.alert: rule for rule in rules}
     assert len(by_name) == len(rules), "alert names must be unique"
     return by_name
