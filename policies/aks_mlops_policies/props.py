@@ -136,3 +136,84 @@ AKS_NODE_LABELS = (
 ZONE_LABEL = "topology.kubernetes.io/zone"
 # The label the program puts on a pool's Kueue objects (flavors, topologies): components/queueing/topology.py.
 GPU_POOL_LABEL = "aks-mlops/gpu-pool"
+
+
+# --- KServe serving --------------------------------------------------------------------------------------------------
+# Copies of the program's names (components/core/naming.py, components/core/serving.py, components/config/pools.py),
+# held equal by tests/project/test_policy_pack.py, since the pack does not import the program.
+
+KSERVE_PREFIX = "kubernetes:serving.kserve.io/"
+# The pool-name labels a pod can select a node pool by: AKS's own and the legacy one AKS still sets.
+POOL_NAME_LABELS = ("agentpool", "kubernetes.azure.com/agentpool")
+# GPU pools are labelled `workload: <role>`; serving belongs on the `inference` ones.
+WORKLOAD_LABEL = "workload"
+INFERENCE_WORKLOAD = "inference"
+SERVING_PRIORITY = "inference-critical"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+STANDARD_MODE = "Standard"
+LEGACY_STANDARD_MODE = "RawDeployment"
+
+
+def is_kserve_kind(resource_type: str, kind: str) -> bool:
+    """Whether a type token is KServe's `kind`, at any API version (`kubernetes:serving.kserve.io/v1beta1:<kind>`)."""
+    return resource_type.startswith(KSERVE_PREFIX) and resource_type.endswith(f":{kind}")
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value is False or value == 0 or value == "" or value == [] or value == {}
+
+
+def merged(stable: Any, override: Any) -> Any:
+    """`override`'s non-empty fields over `stable`, as KServe v0.20.0 builds a canary's predictor from the stable one
+    (components/predictor.go buildCanaryPredictor: mergo.Merge WithOverride): objects merge field by field (a
+    nodeSelector key by key), any other non-empty value (a list included) replaces the stable's."""
+    if isinstance(stable, Mapping) and isinstance(override, Mapping):
+        result = dict(stable)
+        for key, value in override.items():
+            result[key] = merged(stable[key], value) if key in stable else value
+        return result
+    return stable if _is_empty(override) else override
+
+
+def inference_service_name(props: Mapping[str, Any], fallback: str) -> str:
+    """`namespace/name` of an InferenceService, as a team knows it (the Pulumi resource name where unset)."""
+    name = get(props, "metadata", "name")
+    namespace = get(props, "metadata", "namespace")
+    if not name:
+        return fallback
+    return f"{namespace}/{name}" if namespace else str(name)
+
+
+def canaries(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [item for item in get(props, "spec", "canary", default=[]) or [] if isinstance(item, Mapping)]
+
+
+def predictors(props: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(which, the predictor KServe deploys) of an InferenceService: the stable one, then each canary's as KServe
+    builds it, with what the canary leaves unset taken from the stable one."""
+    stable = get(props, "spec", "predictor", default={}) or {}
+    found: list[tuple[str, Mapping[str, Any]]] = [(_predictor_label("predictor", stable), stable)]
+    for canary in canaries(props):
+        own = canary.get("predictor") or {}
+        found.append((_predictor_label("canary", own), merged(stable, own)))
+    return found
+
+
+def _predictor_label(role: str, predictor: Mapping[str, Any]) -> str:
+    return f"{role} {predictor['name']}" if predictor.get("name") else role
+
+
+def inline_container_images(props: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(path, image) of every container an InferenceService spells inline rather than under `containers`: a
+    component's model or framework spec (`predictor.model`, `predictor.sklearn`, ...), each of which is a container
+    whose `image` overrides the runtime's. Canaries as written, so a stable image is reported once."""
+    spec = props.get("spec") or {}
+    components = [(f"spec.{key}", spec.get(key)) for key in ("predictor", "transformer", "explainer")]
+    components += [(f"spec.canary[{index}].predictor", c.get("predictor")) for index, c in enumerate(canaries(props))]
+    for path, component in components:
+        if not isinstance(component, Mapping):
+            continue
+        for key, value in component.items():
+            if isinstance(value, Mapping) and isinstance(value.get("image"), str) and value["image"]:
+                yield f"{path}.{key}", value["image"]

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
 
 from aks_mlops_policies.props import (
     AGENT_POOL,
+    DEPLOYMENT_MODE_ANNOTATION,
     HELM_RELEASE,
+    INFERENCE_WORKLOAD,
+    LEGACY_STANDARD_MODE,
     MANAGED_CLUSTER,
+    PRIORITY_CLASS_LABEL,
+    SERVING_PRIORITY,
     SPOT_TAINT,
+    STANDARD_MODE,
+    WORKLOAD_LABEL,
+    canaries,
     containers,
     get,
     helm_value_images,
     image_problem,
+    inference_service_name,
+    inline_container_images,
     is_gpu_pool,
+    is_kserve_kind,
     parse_taint,
 )
 
@@ -188,11 +200,24 @@ def _pinned_images(args: ResourceValidationArgs, report: Report) -> None:
         for path, problem in helm_value_images(args.props.get("values") or {}):
             if problem:
                 report(f"Helm release {args.name}: {path} {problem}; pin a version tag")
+    # KServe's single containers, which are no `containers` list: an InferenceService's model or framework spec
+    # overriding its runtime's image, and the storage initializer of a ClusterStorageContainer.
+    inline: list[tuple[str, str]] = []
+    if is_kserve_kind(args.resource_type, "InferenceService"):
+        inline = list(inline_container_images(args.props))
+    elif is_kserve_kind(args.resource_type, "ClusterStorageContainer"):
+        image = get(args.props, "spec", "container", "image")
+        inline = [("spec.container", str(image or ""))]
+    for path, image in inline:
+        problem = image_problem(image) if image else "has no image"
+        if problem:
+            report(f"{args.name}: {path} image {image!r} {problem}; pin a version tag or digest")
 
 
 pinned_images = ResourceValidationPolicy(
     name="no-latest-or-untagged-images",
-    description="Pod specs and Helm values use version-pinned images (no :latest, no untagged images).",
+    description="Pod specs, Helm values and KServe's inline containers (InferenceService model specs, "
+    "ClusterStorageContainers) use version-pinned images (no :latest, no untagged images).",
     validate=_pinned_images,
 )
 
@@ -241,6 +266,132 @@ priority_class_value = ResourceValidationPolicy(
     validate=_priority_class_value,
 )
 
+
+def _inference_pool_not_spot(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type != AGENT_POOL:
+        return
+    labels = args.props.get("nodeLabels") or {}
+    if labels.get(WORKLOAD_LABEL) == INFERENCE_WORKLOAD and args.props.get("scaleSetPriority") == "Spot":
+        report(
+            f"node pool {args.name} is labelled {WORKLOAD_LABEL}={INFERENCE_WORKLOAD} but runs on Spot VMs; an "
+            "eviction would drop serving replicas mid-request: set scaleSetPriority: Regular (spot: false)"
+        )
+
+
+inference_pools_not_spot = ResourceValidationPolicy(
+    name="inference-pools-not-spot",
+    description="Node pools labelled workload=inference run on regular VMs, never Spot.",
+    validate=_inference_pool_not_spot,
+)
+
+
+def _inference_priority(args: ResourceValidationArgs, report: Report) -> None:
+    if not is_kserve_kind(args.resource_type, "InferenceService"):
+        return
+    name = inference_service_name(args.props, args.name)
+    priority = get(args.props, "spec", "predictor", "priorityClassName")
+    if priority != SERVING_PRIORITY:
+        report(
+            f"InferenceService {name}: the predictor has priorityClassName {priority!r}; training pods could "
+            f"preempt its replicas: set priorityClassName: {SERVING_PRIORITY}"
+        )
+    for index, canary in enumerate(canaries(args.props)):
+        own = get(canary, "predictor", "priorityClassName")
+        # An unset one is the predictor's (KServe merges the canary over it), reported above if wrong.
+        if own and own != SERVING_PRIORITY:
+            which = get(canary, "predictor", "name") or f"[{index}]"
+            report(
+                f"InferenceService {name}: canary {which} sets priorityClassName {own!r}; training pods could "
+                f"preempt its replicas: drop it (the canary inherits the predictor's) or set {SERVING_PRIORITY}"
+            )
+    label = (get(args.props, "metadata", "labels", default={}) or {}).get(PRIORITY_CLASS_LABEL)
+    if label != SERVING_PRIORITY:
+        report(
+            f"InferenceService {name}: label {PRIORITY_CLASS_LABEL} is {label!r}; Kueue would admit and preempt its "
+            f"pods at another priority than serving's: label it {PRIORITY_CLASS_LABEL}: {SERVING_PRIORITY}"
+        )
+
+
+inference_services_serving_priority = ResourceValidationPolicy(
+    name="inference-services-serving-priority",
+    description="InferenceServices run at priority inference-critical: the predictor's priorityClassName (canaries "
+    "inherit it) and the Kueue priority-class label.",
+    validate=_inference_priority,
+)
+
+# A canary runs at fixed replicas in KServe v0.20.0, whose webhook refuses these on it.
+CANARY_AUTOSCALING_FIELDS = ("maxReplicas", "scaleTarget", "scaleMetric", "autoScaling")
+
+
+def _traffic_percent(value: Any) -> int | None:
+    """A canary's trafficPercent as a whole percentage from 0 to 100, or None. The engine may hand numbers over as
+    floats (20.0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not float(value).is_integer():
+        return None
+    return int(value) if 0 <= value <= 100 else None
+
+
+def _canaries_valid(args: ResourceValidationArgs, report: Report) -> None:
+    if not is_kserve_kind(args.resource_type, "InferenceService"):
+        return
+    name = inference_service_name(args.props, args.name)
+    mode = (get(args.props, "metadata", "annotations", default={}) or {}).get(DEPLOYMENT_MODE_ANNOTATION)
+    items = canaries(args.props)
+    # Unannotated, an InferenceService gets the controller's default mode (the platform's Standard, which the
+    # kserve-install rule holds the release to); KServe's defaulter turns the old name RawDeployment into Standard
+    # before its validation (v0.20.0 inference_service_defaults.go), so both reach the canary check as Standard.
+    if mode not in (None, STANDARD_MODE, LEGACY_STANDARD_MODE):
+        report(
+            f"InferenceService {name}: annotation {DEPLOYMENT_MODE_ANNOTATION} is {mode!r}; the platform serves in "
+            f"KServe's Standard mode only (no Knative), the only mode KServe v0.20.0 takes spec.canary in: set it "
+            f"to {STANDARD_MODE}"
+        )
+    stable_name = get(args.props, "spec", "predictor", "name")
+    seen: set[str] = set()
+    total = 0
+    for index, canary in enumerate(items):
+        predictor = canary.get("predictor") or {}
+        canary_name = predictor.get("name")
+        which = f"canary {canary_name}" if canary_name else f"canary [{index}]"
+        if not canary_name:
+            report(
+                f"InferenceService {name}: {which} has no predictor.name; KServe names the canary's Deployment and "
+                "Service after it: set one"
+            )
+        elif canary_name == stable_name:
+            report(
+                f"InferenceService {name}: {which} has the stable predictor's name; both would be one Deployment: "
+                "rename the canary"
+            )
+        elif canary_name in seen:
+            report(f"InferenceService {name}: {which} repeats another canary's predictor.name; give each its own")
+        seen.add(canary_name)
+        percent = _traffic_percent(canary.get("trafficPercent"))
+        if percent is None:
+            report(
+                f"InferenceService {name}: {which} has trafficPercent {canary.get('trafficPercent')!r}; set a whole "
+                "percentage from 0 to 100 (0 deploys it without traffic)"
+            )
+        else:
+            total += percent
+        for field in CANARY_AUTOSCALING_FIELDS:
+            value = predictor.get(field)
+            if value is not None and not (field == "maxReplicas" and value == 0):
+                report(
+                    f"InferenceService {name}: {which} sets {field}; KServe v0.20.0 runs a canary at fixed replicas "
+                    "and refuses it: drop it (minReplicas sets the canary's replicas)"
+                )
+    if total > 100:
+        report(f"InferenceService {name}: the canaries' trafficPercent add up to {total}; at most 100 can go to them")
+
+
+inference_service_canaries_valid = ResourceValidationPolicy(
+    name="inference-service-canaries-valid",
+    description="InferenceServices run in KServe's Standard mode; their canaries are named apart from the stable "
+    "predictor and each other, take 0..100 percent of the traffic (at most 100 together) and set no autoscaling.",
+    validate=_canaries_valid,
+)
+
 RESOURCE_POLICIES = [
     aks_local_accounts_disabled,
     aks_azure_rbac,
@@ -257,4 +408,7 @@ RESOURCE_POLICIES = [
     pinned_images,
     gpu_requests_equal_limits,
     priority_class_value,
+    inference_pools_not_spot,
+    inference_services_serving_priority,
+    inference_service_canaries_valid,
 ]

@@ -6,7 +6,7 @@ these rules read them together (pools' derived GPU facts travel as tags on the A
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +20,19 @@ from aks_mlops_policies.props import (
     GPU_POOL_LABEL,
     GPU_RESOURCE_TAG,
     HELM_RELEASE,
+    INFERENCE_WORKLOAD,
     KUEUE_PREFIX,
     MANAGED_CLUSTER,
+    POOL_NAME_LABELS,
+    STANDARD_MODE,
     UNITS_PER_NODE_TAG,
+    WORKLOAD_LABEL,
     ZONE_LABEL,
     get,
+    inference_service_name,
     is_gpu_pool,
+    is_kserve_kind,
+    predictors,
     tolerates,
 )
 
@@ -107,17 +114,30 @@ def _flavors_select_pools(args: StackValidationArgs, report: Report) -> None:
             )
             continue
         tolerations = get(flavor.props, "spec", "tolerations", default=[]) or []
+        # A taint the flavor lists in nodeTaints is one Kueue requires its pods to tolerate themselves (the inference
+        # pools' taint): the pods it admits there do.
+        required = {_taint_text(taint) for taint in get(flavor.props, "spec", "nodeTaints", default=[]) or []}
         for taint in pool.taints:
-            if not tolerates(tolerations, taint):
+            if not tolerates(tolerations, taint) and taint not in required:
                 report(
-                    f"ResourceFlavor {name} does not tolerate taint {taint} of pool {pool.name}; admitted pods would "
-                    "never schedule: add the toleration"
+                    f"ResourceFlavor {name} neither tolerates nor lists in nodeTaints taint {taint} of pool "
+                    f"{pool.name}; admitted pods would never schedule: add the toleration"
                 )
+
+
+def _taint_text(taint: Any) -> str:
+    """A core/v1 Taint object as AKS writes node taints: `key[=value]:Effect`."""
+    taint = taint if isinstance(taint, dict) else {}
+    value = f"={taint['value']}" if taint.get("value") not in (None, "") else ""
+    return f"{taint.get('key')}{value}:{taint.get('effect')}"
 
 
 flavors_select_gpu_pools = StackValidationPolicy(
     name="flavors-select-gpu-pools",
-    description="Each Kueue flavor selects an existing GPU pool and tolerates all of its taints.",
+    description=(
+        "Each Kueue flavor selects an existing GPU pool and tolerates all of its taints, or requires its pods to "
+        "(nodeTaints)."
+    ),
     validate=_flavors_select_pools,
 )
 
@@ -416,6 +436,12 @@ def _scraped_families(resources: list[PolicyResource]) -> set[str]:
         families.add("DCGM_")
     if "training-jobs" in monitors:
         families.add("ml_training_")
+    # The teams' model servers (components.monitoring.scraping serving_pod_monitors): vLLM's engine and HTTP metrics,
+    # Triton's inference metrics.
+    if "serving-vllm" in monitors:
+        families |= {"vllm:", "http_request"}
+    if "serving-triton" in monitors:
+        families.add("nv_inference_")
     for config_map in _of_kind(resources, "ConfigMap"):
         if get(config_map.props, "metadata", "name") == "ama-metrics-prometheus-config":
             jobs = yaml.safe_load(get(config_map.props, "data", "prometheus-config", default="") or "") or {}
@@ -858,6 +884,183 @@ rdma_only_where_memlock_lifted = StackValidationPolicy(
     validate=_rdma_only_where_memlock_lifted,
 )
 
+# --- KServe serving: where InferenceServices run, and how KServe is installed ---------------------------------------
+
+
+@dataclass(frozen=True)
+class NodePool:
+    name: str
+    workload: str | None
+    spot: bool
+
+
+def _node_pools(resources: Iterable[PolicyResource]) -> dict[str, NodePool]:
+    """Every node pool of the stack by name: the cluster's inline pools (the System pool) and the AgentPools."""
+    found = [
+        profile
+        for cluster in _of_type(resources, MANAGED_CLUSTER)
+        for profile in cluster.props.get("agentPoolProfiles") or []
+    ]
+    found += [{**r.props, "name": r.props.get("agentPoolName") or r.name} for r in _of_type(resources, AGENT_POOL)]
+    return {
+        str(pool.get("name")): NodePool(
+            name=str(pool.get("name")),
+            workload=(pool.get("nodeLabels") or {}).get(WORKLOAD_LABEL),
+            spot=pool.get("scaleSetPriority") == "Spot",
+        )
+        for pool in found
+    }
+
+
+def _term_pool_names(term: dict[str, Any]) -> set[str] | None:
+    """The pools a required node selector term admits by their pool-name label, or None where it names none."""
+    named = [
+        set(expression.get("values") or [])
+        for expression in term.get("matchExpressions") or []
+        if expression.get("key") in POOL_NAME_LABELS and expression.get("operator") == "In"
+    ]
+    return set.intersection(*named) if named else None
+
+
+def _pinned_pools(predictor: Mapping[str, Any]) -> set[str] | None:
+    """The pools a predictor's pods can land on by name: those its nodeSelector names (the required node affinity can
+    only narrow them down), else those every required node affinity term names; None where nothing names a pool."""
+    selector = predictor.get("nodeSelector") or {}
+    by_selector = {str(selector[key]) for key in POOL_NAME_LABELS if key in selector}
+    if by_selector:
+        return by_selector
+    terms = (
+        get(
+            predictor,
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+            default=[],
+        )
+        or []
+    )
+    if not terms:
+        return None
+    pinned: set[str] = set()
+    for term in terms:
+        pools = _term_pool_names(term)
+        if pools is None:
+            return None  # terms are alternatives: one that names no pool lets the pods onto any
+        pinned |= pools
+    return pinned
+
+
+def _pool_problem(pool: str, pools: dict[str, NodePool]) -> str | None:
+    node_pool = pools.get(pool)
+    if node_pool is None:
+        return "which is no node pool of this stack"
+    if node_pool.workload != INFERENCE_WORKLOAD:
+        return f"whose nodes are labelled {WORKLOAD_LABEL}={node_pool.workload!r}, not {INFERENCE_WORKLOAD}"
+    if node_pool.spot:
+        return "which runs on Spot VMs; an eviction would drop serving replicas mid-request"
+    return None
+
+
+def _inference_services_on_inference_pools(args: StackValidationArgs, report: Report) -> None:
+    pools = _node_pools(args.resources)
+    serving_pools = ", ".join(sorted(p.name for p in pools.values() if p.workload == INFERENCE_WORKLOAD and not p.spot))
+    hint = f"select an inference pool ({serving_pools or 'the stack has none'})"
+    for service in args.resources:
+        if not is_kserve_kind(service.resource_type, "InferenceService"):
+            continue
+        name = inference_service_name(service.props, service.name)
+        found = predictors(service.props)
+        stable_pins = _pinned_pools(found[0][1])
+        for index, (which, predictor) in enumerate(found):
+            pinned = _pinned_pools(predictor)
+            if index and pinned == stable_pins:
+                continue  # the canary lands where the stable predictor does, reported there
+            if pinned is None:
+                report(
+                    f"InferenceService {name}: {which} is pinned to no node pool (nodeSelector "
+                    f"{' or '.join(POOL_NAME_LABELS)}, or a required node affinity In on them); its pods could land on "
+                    f"a training pool: {hint}"
+                )
+                continue
+            for pool in sorted(pinned):
+                problem = _pool_problem(pool, pools)
+                if problem:
+                    report(f"InferenceService {name}: {which} selects pool {pool}, {problem}: {hint}")
+
+
+inference_services_on_inference_pools = StackValidationPolicy(
+    name="inference-services-on-inference-pools",
+    description="Every InferenceService's predictor and canaries are pinned, by node selector or required node "
+    "affinity on the pool name, to regular (non-Spot) node pools labelled workload=inference.",
+    validate=_inference_services_on_inference_pools,
+)
+
+# The serving stack's charts (components/core/versions.py, held equal by tests/project/test_policy_pack.py): KServe's
+# controller, and what it needs installed first, with why.
+KSERVE_CHART = "kserve-resources"
+KSERVE_PREREQUISITES = (
+    ("kserve-crd", "KServe's CRDs, which its controller watches"),
+    ("cert-manager", "cert-manager, which issues the Certificate of KServe's webhooks and injects their CA"),
+    (
+        "gateway-helm",
+        "the Gateway API CRDs, without whose HTTPRoute KServe v0.20.0's controller exits at start in Gateway API mode",
+    ),
+)
+
+
+def _depends_on(resource: PolicyResource, targets: set[str]) -> bool:
+    """Whether `resource` waits for one of the `targets` (URNs), directly or through its dependencies."""
+    seen: set[str] = set()
+    pending = list(resource.dependencies)
+    while pending:
+        dependency = pending.pop()
+        if dependency.urn in targets:
+            return True
+        if dependency.urn not in seen:
+            seen.add(dependency.urn)
+            pending.extend(dependency.dependencies)
+    return False
+
+
+def _kserve_install(args: StackValidationArgs, report: Report) -> None:
+    for release in _releases(args.resources, KSERVE_CHART):
+        controller = get(release.props, "values", "kserve", "controller", default={}) or {}
+        mode = controller.get("deploymentMode")
+        if mode != STANDARD_MODE:
+            report(
+                f"KServe release {release.name} has kserve.controller.deploymentMode {mode!r}; the platform installs "
+                f"no Knative, so InferenceServices of that default mode would never be served: set it to "
+                f"{STANDARD_MODE}"
+            )
+        disabled = get(controller, "gateway", "disableIngressCreation")
+        if disabled is not True:
+            report(
+                f"KServe release {release.name} has kserve.controller.gateway.disableIngressCreation {disabled!r}; "
+                "KServe v0.20.0's own routes send every request to the stable predictor, beside the teams' weighted "
+                "HTTPRoutes: set it to true"
+            )
+        for chart, what in KSERVE_PREREQUISITES:
+            installs = _releases(args.resources, chart)
+            if not installs:
+                report(
+                    f"KServe release {release.name} needs a {chart} release ({what}), which the stack does not "
+                    "install: install it and make the KServe release depend on it"
+                )
+            elif not _depends_on(release, {install.urn for install in installs}):
+                report(
+                    f"KServe release {release.name} does not depend on {installs[0].name} (chart {chart}), which "
+                    f"brings {what}: the first `up` could start KServe before it; add depends_on"
+                )
+
+
+kserve_install_standard_and_ordered = StackValidationPolicy(
+    name="kserve-install-standard-and-ordered",
+    description="KServe's controller release runs in Standard mode without creating routes, and waits for its CRD, "
+    "cert-manager and Gateway API (Envoy Gateway) releases.",
+    validate=_kserve_install,
+)
+
 STACK_POLICIES = [
     flavors_select_gpu_pools,
     gpu_quota_within_capacity,
@@ -876,4 +1079,6 @@ STACK_POLICIES = [
     topology_levels_on_pool_labels,
     rdma_only_where_memlock_lifted,
     topology_queues_admit,
+    inference_services_on_inference_pools,
+    kserve_install_standard_and_ordered,
 ]

@@ -23,6 +23,7 @@ from tests.support.policy import (
     POLICIES,
     PROD_RULES,
     PROVISIONING_CASES,
+    SERVING_STACK_CASES,
     TOPOLOGY_CASES,
     TOPOLOGY_QUEUES_CASES,
     Case,
@@ -71,8 +72,12 @@ def with_prod_operator(**values: Any) -> Mutation:
     return mutate
 
 
-def remove(name: str) -> Mutation:
-    return lambda stack: stack.remove(name)
+def remove(*names: str) -> Mutation:
+    def mutate(stack: PolicyStack) -> None:
+        for name in names:
+            stack.remove(name)
+
+    return mutate
 
 
 def without_dependency(name: str, on: str) -> Mutation:
@@ -125,9 +130,17 @@ STACK_CASES = [
             "spec.tolerations",
             [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
         ),
-        "ResourceFlavor t4spot does not tolerate taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule "
-        "of pool t4spot",
+        "ResourceFlavor t4spot neither tolerates nor lists in nodeTaints taint "
+        "kubernetes.azure.com/scalesetpriority=spot:NoSchedule of pool t4spot",
         "missing-spot-toleration",
+    ),
+    bad(
+        "flavors-select-gpu-pools",
+        "dev",
+        setting("queueing-resourceflavor-t4serve", "spec.nodeTaints", []),
+        "ResourceFlavor t4serve neither tolerates nor lists in nodeTaints taint "
+        "aks-mlops/workload=inference:NoSchedule of pool t4serve",
+        "inference-taint-neither-tolerated-nor-required",
     ),
     # --- quotas <-> pool capacity --------------------------------------------------------------
     ok("gpu-quota-within-capacity", "prod"),
@@ -207,7 +220,7 @@ STACK_CASES = [
         setting(OPERATOR, "values.driver.enabled", False),
         "no GPU Operator installs a driver",
         "operator-driver-disabled",
-        count=3,
+        count=4,  # a100, a100mig, a100serve and h100
     ),
     # --- GPU software <-> scraping <-> alerts --------------------------------------------------
     ok("dcgm-podmonitor-matches-exporter", "dev"),
@@ -272,6 +285,24 @@ STACK_CASES = [
     bad(
         "alerts-use-scraped-metrics",
         "dev",
+        remove("scraping-team-a-serving-vllm-podmonitor"),
+        "alert CanaryErrorRateAboveStable uses http_requests_total",
+        "vllm-not-scraped",
+        # Latency reads vLLM's histogram; the error share and the canary comparison read http_requests_total.
+        count=3,
+    ),
+    bad(
+        "alerts-use-scraped-metrics",
+        "prod",
+        remove("scraping-team-a-serving-triton-podmonitor", "scraping-team-b-serving-triton-podmonitor"),
+        "alert InferenceLatencyP95High uses nv_inference_request_summary_us",
+        "triton-not-scraped",
+        # Latency reads Triton's summary; the error share and the canary comparison read its success and failure.
+        count=5,
+    ),
+    bad(
+        "alerts-use-scraped-metrics",
+        "dev",
         alert("Broken", "rate(foo_metric[5m] > 0"),
         "alert Broken: expression does not parse",
         "unparsable",
@@ -330,7 +361,7 @@ STACK_CASES = [
 
 
 # The stack rules' cases run here (the guardrail, provisioning and integration cases have their own tests).
-STACK_RULE_CASES = (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES, *TOPOLOGY_QUEUES_CASES)
+STACK_RULE_CASES = (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES, *TOPOLOGY_QUEUES_CASES, *SERVING_STACK_CASES)
 
 
 @pytest.mark.parametrize("case", [c.param() for c in STACK_RULE_CASES if c.expected is None])
@@ -352,7 +383,7 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
     stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
     cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
-    assert len(ALL_POLICIES) == len(POLICIES) == 36, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 41, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]

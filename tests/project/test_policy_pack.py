@@ -15,7 +15,8 @@ from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
 from pulumi_policy import EnforcementLevel
 
 from components import compute
-from components.core import fabric, naming
+from components.config import pools
+from components.core import fabric, naming, serving, versions
 from components.monitoring import scraping
 from components.network import memlock
 from components.queueing import topology
@@ -54,6 +55,51 @@ def test_pack_knows_the_memlock_label_the_program_sets() -> None:
         memlock.MEMLOCK_LABEL,
         memlock.MEMLOCK_LABEL_VALUE,
     )
+
+
+def test_pack_knows_the_serving_names_the_program_uses() -> None:
+    """The serving rules find InferenceServices, inference pools, the serving priority and KServe's charts by the
+    names the program gives them."""
+    assert f"kubernetes:{serving.INFERENCE_SERVICE_API.split('/')[0]}/" == props.KSERVE_PREFIX
+    assert serving.SERVING_RUNTIME_API.startswith(props.KSERVE_PREFIX.removeprefix("kubernetes:"))
+    assert set(props.POOL_NAME_LABELS) <= set(fabric.AKS_NODE_LABELS)
+    assert props.WORKLOAD_LABEL in pools.PLATFORM_LABELS
+    assert props.INFERENCE_WORKLOAD == pools.INFERENCE_WORKLOAD
+    assert (props.SERVING_PRIORITY, props.PRIORITY_CLASS_LABEL) == (
+        naming.SERVING_PRIORITY,
+        naming.PRIORITY_CLASS_LABEL,
+    )
+    assert (props.DEPLOYMENT_MODE_ANNOTATION, props.STANDARD_MODE) == (
+        serving.DEPLOYMENT_MODE_ANNOTATION,
+        serving.STANDARD_MODE,
+    )
+    assert versions.KSERVE.chart == stack_rules.KSERVE_CHART
+    assert [chart for chart, _ in stack_rules.KSERVE_PREREQUISITES] == [
+        versions.KSERVE_CRD.chart,
+        versions.CERT_MANAGER.chart,
+        versions.ENVOY_GATEWAY.chart,
+    ]
+
+
+def test_canary_predictor_is_the_stable_one_with_its_fields_over_it() -> None:
+    """As KServe v0.20.0 builds it: objects merge key by key, other set values replace, unset ones inherit."""
+    stable = {
+        "name": "v1",
+        "priorityClassName": "inference-critical",
+        "nodeSelector": {"agentpool": "t4serve", "zone": "1"},
+        "tolerations": [{"key": "a"}],
+        "minReplicas": 2,
+    }
+    canary = {"name": "v2", "nodeSelector": {"agentpool": "a100serve"}, "tolerations": [], "minReplicas": 0}
+    assert props.merged(stable, canary) == {
+        "name": "v2",
+        "priorityClassName": "inference-critical",
+        "nodeSelector": {"agentpool": "a100serve", "zone": "1"},
+        "tolerations": [{"key": "a"}],
+        "minReplicas": 2,
+    }
+    service = {"spec": {"predictor": stable, "canary": [{"trafficPercent": 20, "predictor": canary}]}}
+    assert [which for which, _ in props.predictors(service)] == ["predictor v1", "canary v2"]
 
 
 def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:

@@ -248,6 +248,87 @@ TRAINER = "ghcr.io/acme/trainer"
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 GPU = "nvidia.com/gpu"
 
+# --- InferenceServices ---------------------------------------------------------------------------
+# The program registers none (teams apply their own, or manage them with Pulumi); `inference_service` adds one to
+# team-a, written to the platform's serving contract, on the stack's inference pool. `SERVICE` names it in mutations.
+
+INFERENCE_SERVICE = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+SERVICE = "team-a-reference-llm"
+SERVICE_NAME = "InferenceService team-a/reference-llm"
+SERVING_POOLS = {"dev": "t4serve", "prod": "a100serve"}
+VLLM_RUNTIME = "team-a-serving-runtime-vllm"
+MODELS = "https://acmemodels.blob.core.windows.net/team-a/models/reference-llm"
+
+
+def inference_service_manifest(pool: str) -> dict[str, Any]:
+    """team-a's reference-llm: stable predictor v1 on `pool`, canary v2 with 20% of the traffic."""
+    amounts = {"cpu": "6", "memory": "42Gi", GPU: 1}
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {
+            "name": "reference-llm",
+            "namespace": "team-a",
+            "annotations": {"serving.kserve.io/deploymentMode": "Standard"},
+            "labels": {
+                "kueue.x-k8s.io/queue-name": "default",
+                "kueue.x-k8s.io/priority-class": "inference-critical",
+                "team": "team-a",
+            },
+        },
+        "spec": {
+            "predictor": {
+                "name": "v1",
+                "minReplicas": 1,
+                "maxReplicas": 1,
+                "serviceAccountName": "training",
+                "priorityClassName": "inference-critical",
+                "nodeSelector": {"agentpool": pool},
+                "labels": {"azure.workload.identity/use": "true", "aks-mlops/serving-variant": "stable"},
+                "model": {
+                    "modelFormat": {"name": "vLLM"},
+                    "runtime": "vllm",
+                    "storageUri": f"{MODELS}/v1",
+                    "resources": {"requests": dict(amounts), "limits": dict(amounts)},
+                },
+            },
+            "canary": [
+                {
+                    "trafficPercent": 20,
+                    "predictor": {
+                        "name": "v2",
+                        "labels": {"aks-mlops/serving-variant": "canary"},
+                        "model": {
+                            "name": "kserve-container",
+                            "modelFormat": {"name": "vLLM"},
+                            "runtime": "vllm",
+                            "storageUri": f"{MODELS}/v2",
+                        },
+                    },
+                }
+            ],
+        },
+    }
+
+
+def inference_service(stack: str) -> Mutation:
+    def mutate(policy_stack: PolicyStack) -> None:
+        # A manifest of its own per case: the cases' mutations change it in place.
+        workload(INFERENCE_SERVICE, SERVICE, inference_service_manifest(SERVING_POOLS[stack]))(policy_stack)
+
+    return mutate
+
+
+DEV_SERVICE = inference_service("dev")
+PROD_SERVICE = inference_service("prod")
+
+
+def canary(name: str, percent: float) -> dict[str, Any]:
+    """A canary entry of reference-llm, serving its model version `name`."""
+    model = {"name": "kserve-container", "modelFormat": {"name": "vLLM"}, "storageUri": f"{MODELS}/{name}"}
+    return {"trafficPercent": percent, "predictor": {"name": name, "model": model}}
+
+
 RESOURCE_CASES = [
     # --- AKS cluster hardening -----------------------------------------------------------------
     ok("aks-local-accounts-disabled", "dev"),
@@ -474,6 +555,63 @@ RESOURCE_CASES = [
         "values.driver.version uses the mutable version latest",
         "gpu-operator-version-latest",
     ),
+    # KServe's ServingRuntimes list their model server under `containers`, as a pod spec does.
+    ok(
+        "no-latest-or-untagged-images",
+        "dev",
+        setting(VLLM_RUNTIME, "spec.containers.0.image", f"vllm/vllm-openai@{DIGEST}"),
+        "digest-pinned-serving-runtime",
+    ),
+    bad(
+        "no-latest-or-untagged-images",
+        "prod",
+        setting(VLLM_RUNTIME, "spec.containers.0.image", "vllm/vllm-openai:latest"),
+        "team-a-serving-runtime-vllm: container kserve-container image 'vllm/vllm-openai:latest' uses the mutable tag "
+        "latest; pin a version tag or digest",
+        "serving-runtime-latest",
+    ),
+    bad(
+        "no-latest-or-untagged-images",
+        "dev",
+        setting("team-a-serving-runtime-triton", "spec.containers.0.image", "nvcr.io/nvidia/tritonserver"),
+        "team-a-serving-runtime-triton: container kserve-container image 'nvcr.io/nvidia/tritonserver' has no tag; pin "
+        "a version tag or digest",
+        "serving-runtime-untagged",
+    ),
+    # An InferenceService's model spec is a container of its own: an image there overrides the runtime's.
+    ok(
+        "no-latest-or-untagged-images",
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.predictor.model.image", "vllm/vllm-openai:v0.33.0")),
+        "inference-service-model-image-pinned",
+    ),
+    bad(
+        "no-latest-or-untagged-images",
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary.0.predictor.model.image", "vllm/vllm-openai:latest")),
+        "team-a-reference-llm: spec.canary[0].predictor.model image 'vllm/vllm-openai:latest' uses the mutable tag "
+        "latest; pin a version tag or digest",
+        "inference-service-canary-model-latest",
+    ),
+    bad(
+        "no-latest-or-untagged-images",
+        "dev",
+        combine(
+            DEV_SERVICE,
+            setting(SERVICE, "spec.predictor.containers", [container("kserve-container", "ghcr.io/acme/server")]),
+        ),
+        "team-a-reference-llm: container kserve-container image 'ghcr.io/acme/server' has no tag; pin a version tag "
+        "or digest",
+        "inference-service-custom-container-untagged",
+    ),
+    bad(
+        "no-latest-or-untagged-images",
+        "prod",
+        setting("kserve-storage-container", "spec.container.image", "kserve/storage-initializer:latest"),
+        "kserve-storage-container: spec.container image 'kserve/storage-initializer:latest' uses the mutable tag "
+        "latest; pin a version tag or digest",
+        "storage-initializer-latest",
+    ),
     # --- GPU requests ----------------------------------------------------------------------------
     ok("gpu-requests-equal-limits", "prod"),
     ok(
@@ -611,7 +749,159 @@ PROD_CASES = [
     ),
 ]
 
-CASES = RESOURCE_CASES + PROD_CASES
+# --- the InferenceService resource rules, and the inference pools' -----------------------------------------------
+
+SERVING_PRIORITY_RULE = "inference-services-serving-priority"
+CANARIES_RULE = "inference-service-canaries-valid"
+
+SERVING_RESOURCE_CASES = [
+    ok("inference-pools-not-spot", "dev"),
+    ok("inference-pools-not-spot", "prod"),
+    bad(
+        "inference-pools-not-spot",
+        "dev",
+        setting("t4serve-pool", "scaleSetPriority", "Spot"),
+        "node pool t4serve-pool is labelled workload=inference but runs on Spot VMs; an eviction would drop serving "
+        "replicas mid-request: set scaleSetPriority: Regular (spot: false)",
+    ),
+    ok(SERVING_PRIORITY_RULE, "dev", DEV_SERVICE),
+    # A canary may restate the predictor's priority.
+    ok(
+        SERVING_PRIORITY_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary.0.predictor.priorityClassName", "inference-critical")),
+        "canary-restates-priority",
+    ),
+    bad(
+        SERVING_PRIORITY_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.predictor.priorityClassName", DELETE)),
+        f"{SERVICE_NAME}: the predictor has priorityClassName None; training pods could preempt its replicas: set "
+        "priorityClassName: inference-critical",
+    ),
+    bad(
+        SERVING_PRIORITY_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary.0.predictor.priorityClassName", "training-batch")),
+        f"{SERVICE_NAME}: canary v2 sets priorityClassName 'training-batch'; training pods could preempt its "
+        "replicas: drop it (the canary inherits the predictor's) or set inference-critical",
+        "canary-other-priority",
+    ),
+    bad(
+        SERVING_PRIORITY_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "metadata.labels", {"kueue.x-k8s.io/queue-name": "default"})),
+        f"{SERVICE_NAME}: label kueue.x-k8s.io/priority-class is None; Kueue would admit and preempt its pods at "
+        "another priority than serving's: label it kueue.x-k8s.io/priority-class: inference-critical",
+        "no-kueue-priority-label",
+    ),
+    ok(CANARIES_RULE, "dev", DEV_SERVICE),
+    # Without canaries the annotation may be left to the controller's default mode (Standard).
+    ok(
+        CANARIES_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary", DELETE), setting(SERVICE, "metadata.annotations", {})),
+        "no-canary-default-mode",
+    ),
+    # A dark launch (0%) beside a canary taking all the traffic: 100 in all.
+    ok(
+        CANARIES_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary", [canary("v2", 0), canary("v3", 100.0)])),
+        "dark-launch-and-full-share",
+    ),
+    # Unannotated, or with Standard's old name: KServe's defaulter makes both Standard before it validates a canary.
+    ok(
+        CANARIES_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "metadata.annotations", {})),
+        "canary-default-mode",
+    ),
+    ok(
+        CANARIES_RULE,
+        "prod",
+        combine(
+            PROD_SERVICE,
+            setting(SERVICE, "metadata.annotations", {"serving.kserve.io/deploymentMode": "RawDeployment"}),
+        ),
+        "canary-legacy-mode-name",
+    ),
+    bad(
+        CANARIES_RULE,
+        "prod",
+        combine(
+            PROD_SERVICE,
+            setting(SERVICE, "spec.canary", DELETE),
+            setting(SERVICE, "metadata.annotations", {"serving.kserve.io/deploymentMode": "Knative"}),
+        ),
+        f"{SERVICE_NAME}: annotation serving.kserve.io/deploymentMode is 'Knative'; the platform serves in KServe's "
+        "Standard mode only (no Knative), the only mode KServe v0.20.0 takes spec.canary in: set it to Standard",
+        "knative-mode",
+    ),
+    bad(
+        CANARIES_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.canary.0.predictor.name", DELETE)),
+        f"{SERVICE_NAME}: canary [0] has no predictor.name; KServe names the canary's Deployment and Service after "
+        "it: set one",
+        "unnamed",
+    ),
+    bad(
+        CANARIES_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary.0.predictor.name", "v1")),
+        f"{SERVICE_NAME}: canary v1 has the stable predictor's name; both would be one Deployment: rename the canary",
+        "stable-name",
+    ),
+    bad(
+        CANARIES_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.canary", [canary("v2", 10), canary("v2", 10)])),
+        f"{SERVICE_NAME}: canary v2 repeats another canary's predictor.name; give each its own",
+        "repeated-name",
+    ),
+    bad(
+        CANARIES_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary.0.trafficPercent", 120)),
+        f"{SERVICE_NAME}: canary v2 has trafficPercent 120; set a whole percentage from 0 to 100 (0 deploys it "
+        "without traffic)",
+        "share-above-100",
+    ),
+    bad(
+        CANARIES_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.canary.0.trafficPercent", DELETE)),
+        f"{SERVICE_NAME}: canary v2 has trafficPercent None; set a whole percentage from 0 to 100 (0 deploys it "
+        "without traffic)",
+        "no-share",
+    ),
+    bad(
+        CANARIES_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary", [canary("v2", 60), canary("v3", 50)])),
+        f"{SERVICE_NAME}: the canaries' trafficPercent add up to 110; at most 100 can go to them",
+        "shares-above-100",
+    ),
+    bad(
+        CANARIES_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.canary.0.predictor.maxReplicas", 3)),
+        f"{SERVICE_NAME}: canary v2 sets maxReplicas; KServe v0.20.0 runs a canary at fixed replicas and refuses it: "
+        "drop it (minReplicas sets the canary's replicas)",
+        "canary-max-replicas",
+    ),
+    bad(
+        CANARIES_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.canary.0.predictor.scaleMetric", "concurrency")),
+        f"{SERVICE_NAME}: canary v2 sets scaleMetric; KServe v0.20.0 runs a canary at fixed replicas and refuses it: "
+        "drop it (minReplicas sets the canary's replicas)",
+        "canary-scale-metric",
+    ),
+]
+
+CASES = RESOURCE_CASES + PROD_CASES + SERVING_RESOURCE_CASES
 
 # --- the admission guardrails' stack rule ---------------------------------------------------------------------------
 # A stack rule whose cases live here with the shared vocabulary; tests/program/test_admission_program.py runs them.
@@ -1037,7 +1327,7 @@ TOPOLOGY_QUEUES_CASES = [
         TOPOLOGY_QUEUES_RULE,
         "prod",
         setting("queueing-resourceflavor-h100", "spec.topologyName", "h100"),
-        "ClusterQueue team-a mixes flavors with a topology (h100) and without (a100, a100mig, cpu)",
+        "ClusterQueue team-a mixes flavors with a topology (h100) and without (a100, a100mig, a100serve, cpu)",
         "mixed-queue",
         # The mix, the flavor's GPU-only group, and the pool autoscaling from zero.
         count=3,
@@ -1059,5 +1349,186 @@ TOPOLOGY_QUEUES_CASES = [
         "ClusterQueue team-a-h100 admits by topology on flavor h100, but pool h100 autoscales (0..2) and no "
         "ProvisioningRequest check runs on the flavor",
         "autoscaled-pool",
+    ),
+]
+
+
+# --- the serving stack rules ------------------------------------------------------------------------------------------
+# InferenceServices land on inference pools only, and KServe is installed in Standard mode after what it needs;
+# tests/program/test_policies_stack.py runs these.
+
+POOLS_RULE = "inference-services-on-inference-pools"
+KSERVE_RULE = "kserve-install-standard-and-ordered"
+KSERVE_RELEASE = "kserve-controller"
+NOT_ON_A_TRAINING_POOL = "its pods could land on a training pool"
+
+
+def depends_on(name: str, on: str) -> Mutation:
+    def mutate(stack: PolicyStack) -> None:
+        resource, target = stack.named(name), stack.named(on)
+        assert target not in resource.dependencies, f"{name} already depends on {on}"
+        resource.dependencies = [*resource.dependencies, target]
+
+    return mutate
+
+
+def pool_affinity(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+
+
+def pool_term(key: str, *values: str) -> dict[str, Any]:
+    return {"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}
+
+
+SERVING_STACK_CASES = [
+    ok(POOLS_RULE, "dev", DEV_SERVICE),
+    ok(POOLS_RULE, "prod", PROD_SERVICE),
+    ok(
+        POOLS_RULE,
+        "prod",
+        combine(
+            PROD_SERVICE,
+            setting(SERVICE, "spec.predictor.nodeSelector", {"kubernetes.azure.com/agentpool": "a100serve"}),
+        ),
+        "aks-pool-label",
+    ),
+    ok(
+        POOLS_RULE,
+        "dev",
+        combine(
+            DEV_SERVICE,
+            setting(SERVICE, "spec.predictor.nodeSelector", DELETE),
+            setting(SERVICE, "spec.predictor.affinity", pool_affinity(pool_term("agentpool", "t4serve"))),
+        ),
+        "required-node-affinity",
+    ),
+    bad(
+        POOLS_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.predictor.nodeSelector", DELETE)),
+        f"{SERVICE_NAME}: predictor v1 is pinned to no node pool (nodeSelector agentpool or "
+        f"kubernetes.azure.com/agentpool, or a required node affinity In on them); {NOT_ON_A_TRAINING_POOL}: select "
+        "an inference pool (t4serve)",
+    ),
+    # An affinity term naming no pool is an alternative that lets the pods onto any.
+    bad(
+        POOLS_RULE,
+        "prod",
+        combine(
+            PROD_SERVICE,
+            setting(SERVICE, "spec.predictor.nodeSelector", DELETE),
+            setting(
+                SERVICE,
+                "spec.predictor.affinity",
+                pool_affinity(pool_term("agentpool", "a100serve"), pool_term("kubernetes.azure.com/mode", "user")),
+            ),
+        ),
+        f"{SERVICE_NAME}: predictor v1 is pinned to no node pool (nodeSelector agentpool or "
+        f"kubernetes.azure.com/agentpool, or a required node affinity In on them); {NOT_ON_A_TRAINING_POOL}: select "
+        "an inference pool (a100serve)",
+        "affinity-term-without-pool",
+    ),
+    bad(
+        POOLS_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.predictor.nodeSelector", {"agentpool": "a100"})),
+        f"{SERVICE_NAME}: predictor v1 selects pool a100, whose nodes are labelled workload='training', not "
+        "inference: select an inference pool (a100serve)",
+        "training-pool",
+    ),
+    # The canary's nodeSelector is merged over the stable one's, key by key: this one replaces the pool.
+    bad(
+        POOLS_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.canary.0.predictor.nodeSelector", {"agentpool": "t4spot"})),
+        f"{SERVICE_NAME}: canary v2 selects pool t4spot, whose nodes are labelled workload='training', not "
+        "inference: select an inference pool (t4serve)",
+        "canary-on-training-pool",
+    ),
+    bad(
+        POOLS_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting(SERVICE, "spec.predictor.nodeSelector", {"agentpool": "system"})),
+        f"{SERVICE_NAME}: predictor v1 selects pool system, whose nodes are labelled workload=None, not inference: "
+        "select an inference pool (t4serve)",
+        "system-pool",
+    ),
+    bad(
+        POOLS_RULE,
+        "prod",
+        combine(PROD_SERVICE, setting(SERVICE, "spec.predictor.nodeSelector", {"agentpool": "a100x"})),
+        f"{SERVICE_NAME}: predictor v1 selects pool a100x, which is no node pool of this stack: select an inference "
+        "pool (a100serve)",
+        "unknown-pool",
+    ),
+    bad(
+        POOLS_RULE,
+        "dev",
+        combine(DEV_SERVICE, setting("t4serve-pool", "scaleSetPriority", "Spot")),
+        f"{SERVICE_NAME}: predictor v1 selects pool t4serve, which runs on Spot VMs; an eviction would drop serving "
+        "replicas mid-request: select an inference pool (the stack has none)",
+        "spot-pool",
+    ),
+    ok(KSERVE_RULE, "dev"),
+    ok(KSERVE_RULE, "prod"),
+    # Waiting for Envoy Gateway through another release it waits for is waiting all the same.
+    ok(
+        KSERVE_RULE,
+        "prod",
+        combine(
+            lambda stack: _without_dependency(stack, KSERVE_RELEASE, "kserve-envoy-gateway"),
+            depends_on("kserve-crds", "kserve-envoy-gateway"),
+        ),
+        "gateway-through-crds",
+    ),
+    bad(
+        KSERVE_RULE,
+        "prod",
+        setting(KSERVE_RELEASE, "values.kserve.controller.deploymentMode", "Knative"),
+        "KServe release kserve-controller has kserve.controller.deploymentMode 'Knative'; the platform installs no "
+        "Knative, so InferenceServices of that default mode would never be served: set it to Standard",
+    ),
+    bad(
+        KSERVE_RULE,
+        "dev",
+        setting(KSERVE_RELEASE, "values.kserve.controller.deploymentMode", DELETE),
+        "KServe release kserve-controller has kserve.controller.deploymentMode None; the platform installs no "
+        "Knative, so InferenceServices of that default mode would never be served: set it to Standard",
+        "chart-default-mode",
+    ),
+    bad(
+        KSERVE_RULE,
+        "dev",
+        setting(KSERVE_RELEASE, "values.kserve.controller.gateway.disableIngressCreation", False),
+        "KServe release kserve-controller has kserve.controller.gateway.disableIngressCreation False; KServe "
+        "v0.20.0's own routes send every request to the stable predictor, beside the teams' weighted HTTPRoutes: set "
+        "it to true",
+        "kserve-creates-routes",
+    ),
+    bad(
+        KSERVE_RULE,
+        "prod",
+        lambda stack: stack.remove("kserve-cert-manager"),
+        "KServe release kserve-controller needs a cert-manager release (cert-manager, which issues the Certificate of "
+        "KServe's webhooks and injects their CA), which the stack does not install: install it and make the KServe "
+        "release depend on it",
+        "no-cert-manager",
+    ),
+    bad(
+        KSERVE_RULE,
+        "dev",
+        lambda stack: _without_dependency(stack, KSERVE_RELEASE, "kserve-crds"),
+        "KServe release kserve-controller does not depend on kserve-crds (chart kserve-crd), which brings KServe's "
+        "CRDs, which its controller watches: the first `up` could start KServe before it; add depends_on",
+        "not-after-crds",
+    ),
+    bad(
+        KSERVE_RULE,
+        "prod",
+        lambda stack: _without_dependency(stack, KSERVE_RELEASE, "kserve-envoy-gateway"),
+        "KServe release kserve-controller does not depend on kserve-envoy-gateway (chart gateway-helm), which brings "
+        "the Gateway API CRDs, without whose HTTPRoute KServe v0.20.0's controller exits at start in Gateway API mode: "
+        "the first `up` could start KServe before it; add depends_on",
+        "not-after-gateway",
     ),
 ]
