@@ -1,10 +1,13 @@
 """`python -m offline check <stack> PATH... [--json]`: check a team's workload manifests against a stack.
 
 Reads every YAML file given (directories: every `*.yaml`/`*.yml` below them; multi-document files too), turns each
-Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment and Pod into its pod templates and gang
+Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod and KServe InferenceService into its pod templates and gang
 (`offline.check_normalize`), and checks them against the stack's validated settings (`offline.check_rules`):
 team namespace, LocalQueue, GPU resources and quota, placement, priorities, pinned images, /dev/shm,
-podFailurePolicy, checkpoints on spot pools, grace period. Needs no cluster and no cloud credentials.
+podFailurePolicy, checkpoints on spot pools, grace period; for InferenceServices also inference pools only, the
+serving priority and KServe's canary contract. HTTPRoutes are read too (they are no workload): across all documents
+of the run, each InferenceService's canary split must be carried by an HTTPRoute on the platform's Gateway
+(`offline.check_routes`). Needs no cluster and no cloud credentials.
 Exit status: 0 no finding, 1 findings, 2 the stack's configuration was rejected (or a usage error).
 """
 
@@ -21,7 +24,8 @@ import yaml
 
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
-from offline.check_normalize import normalize
+from offline.check_normalize import NORMALIZERS, normalize, object_name
+from offline.check_routes import ROUTE_KIND, is_route, route_problems
 from offline.check_rules import Platform, problems
 from offline.engine import PROJECT_DIR, load_stack_config, stack_files, stack_settings_raw
 
@@ -66,6 +70,8 @@ class Report:
     stack: str
     files: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    # HTTPRoutes read for the canary routes (no workloads, not skipped either).
+    routes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -104,7 +110,12 @@ def describe(manifest: Any) -> str:
 
 
 def check_documents(documents: Iterable[Document], platform: Platform, report: Report) -> Report:
+    """Each document on its own: a workload's findings, an HTTPRoute noted for `check_across`, anything else
+    skipped."""
     for document in documents:
+        if isinstance(document.manifest, Mapping) and is_route(document.manifest):
+            report.routes.append(f"{document.file}#{document.index}: {object_name(document.manifest)}")
+            continue
         workload = normalize(document.manifest) if isinstance(document.manifest, Mapping) else None
         if workload is None:
             report.skipped.append(f"{document.file}#{document.index}: {describe(document.manifest)}")
@@ -117,19 +128,46 @@ def check_documents(documents: Iterable[Document], platform: Platform, report: R
     return report
 
 
+def check_across(documents: Sequence[Document], report: Report) -> Report:
+    """The checks that need every document of the run at once: the canary routes of its InferenceServices, each
+    finding on the document it belongs to."""
+    report.findings += [
+        Finding(
+            documents[found.document].file,
+            documents[found.document].index,
+            found.object,
+            found.problem.path,
+            found.problem.problem,
+            found.problem.fix,
+            found.problem.check,
+        )
+        for found in route_problems([document.manifest for document in documents])
+    ]
+    return report
+
+
 def check_manifest(manifest: Mapping[str, Any], platform: Platform, file: str = "-") -> list[Finding]:
-    """The findings of one manifest (tests and other tools call this)."""
+    """The findings of one manifest on its own (tests and other tools call this); the checks across documents need
+    the others (`check_manifests`)."""
     return check_documents([Document(file, 1, manifest)], platform, Report("-")).findings
+
+
+def check_manifests(manifests: Sequence[Mapping[str, Any]], platform: Platform, file: str = "-") -> list[Finding]:
+    """The findings of the documents of one file, the checks across documents included."""
+    documents = [Document(file, index, manifest) for index, manifest in enumerate(manifests, start=1)]
+    return check_across(documents, check_documents(documents, platform, Report("-"))).findings
 
 
 def check_paths(stack: str, platform: Platform, paths: Sequence[Path]) -> Report:
     report = Report(stack)
+    every: list[Document] = []
     for path in yaml_files(paths):
         report.files.append(str(path))
         documents, unreadable = read_documents(path)
         report.findings += unreadable
         check_documents(documents, platform, report)
-    return report
+        every += documents
+    return check_across(every, report)
 
 
 def render_text(report: Report) -> str:
@@ -146,8 +184,9 @@ def render_text(report: Report) -> str:
         lines.append(f"skipped (not a workload kind the checker reads): {skipped}")
     count = len(report.findings)
     verdict = "no findings" if count == 0 else f"{count} finding{'s' if count != 1 else ''}"
+    routes = f" and {len(report.routes)} HTTPRoutes" if report.routes else ""
     lines.append(
-        f"stack {report.stack}: {len(report.checked)} workloads in {len(report.files)} files checked, {verdict}"
+        f"stack {report.stack}: {len(report.checked)} workloads{routes} in {len(report.files)} files checked, {verdict}"
     )
     return "\n".join(lines)
 
@@ -158,6 +197,7 @@ def render_json(report: Report) -> str:
             "stack": report.stack,
             "files": report.files,
             "checked": report.checked,
+            "routes": report.routes,
             "skipped": report.skipped,
             "findings": [finding.as_json() for finding in report.findings],
         },
@@ -168,7 +208,14 @@ def render_json(report: Report) -> str:
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=f"python -m offline {SUBCOMMAND}", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help="stack whose settings the workloads must fit (a Pulumi.<stack>.yaml file)")
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="YAML file or directory of YAML files")
+    kinds = ", ".join([*(kind for _, kind in NORMALIZERS), ROUTE_KIND])
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help=f"YAML file or directory of YAML files; the kinds read: {kinds} (anything else is skipped)",
+    )
     parser.add_argument("--json", action="store_true", help="print the findings as JSON (for CI)")
     parser.add_argument(
         "--project-dir", type=Path, default=PROJECT_DIR, help="folder of Pulumi.yaml (default: this project)"

@@ -1,9 +1,9 @@
 """The workload checker's normalizer: every workload kind a team submits, as pod specs and their pod counts.
 
-`normalize(manifest)` turns a Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment or Pod into one `Workload`:
-where Kueue reads its queue and priority labels, and one `Role` per pod template with the number of pods of that
-template Kueue admits at once (the gang). The checks (`offline.check_rules`) read only these, so a new kind is one
-more normalizer, not a change to every check. Field paths are written as the checker reports them:
+`normalize(manifest)` turns a Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod or KServe InferenceService
+into one `Workload`: where Kueue reads its queue and priority labels, and one `Role` per pod template with the number
+of pods of that template Kueue admits at once (the gang). The checks (`offline.check_rules`) read only these, so a new
+kind is one more normalizer, not a change to every check. Field paths are written as the checker reports them:
 `spec.template.spec.containers[0].resources.limits`, label keys as `metadata.labels['kueue.x-k8s.io/queue-name']`.
 """
 
@@ -15,8 +15,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from components.core.naming import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from components.core.serving import INFERENCE_SERVICE_API, SERVER_CONTAINER, predictor_service_name
 
 PRIORITY_LABEL = PRIORITY_CLASS_LABEL
+INFERENCE_SERVICE_KIND = "InferenceService"
 
 
 @dataclass(frozen=True)
@@ -25,14 +27,17 @@ class Role:
 
     name: str
     pods: int
-    # The pod spec (for a TrainJob: the part the TrainJob itself states, see `whole_spec`).
+    # The pod spec (for a TrainJob or an InferenceService: the part the object itself states, see `whole_spec`).
     spec: Mapping[str, Any]
-    # Field path of `spec` in the manifest.
+    # Field path of `spec` in the manifest (for a canary: the stable predictor's, which it inherits what it does not
+    # set from; its own fields are aliases).
     spec_path: str
-    # Relative paths that live elsewhere in the manifest (a TrainJob's resourcesPerNode), as (prefix, real path).
+    # Relative paths that live elsewhere in the manifest (a TrainJob's resourcesPerNode), as (prefix, real path);
+    # the first prefix that matches wins.
     aliases: tuple[tuple[str, str], ...] = ()
-    # False when the rest of the pod spec is not in the manifest (a TrainJob's runtime holds it): checks of
-    # what only the full pod spec can show (/dev/shm, volumes, grace period) are then skipped.
+    # False when the rest of the pod spec is not in the manifest (a TrainJob's runtime, an InferenceService's
+    # ServingRuntime holds it): checks of what only the full pod spec can show (/dev/shm, volumes, a missing image,
+    # the default grace period) are then skipped.
     whole_spec: bool = True
     # The pod template's annotations (Kueue reads its topology requests there) and their field path.
     annotations: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -58,12 +63,15 @@ class Workload:
     priority: str | None
     priority_path: str
     roles: tuple[Role, ...]
-    # Field path of what sets the gang's size (replicas, parallelism, numNodes).
-    gang_path: str
-    # Batch training (every kind but Deployment, which serves): /dev/shm and checkpoint checks apply.
+    # Field path of what sets the gang's size (replicas, parallelism, numNodes); None: no gang, Kueue admits every
+    # pod on its own (an InferenceService's predictors), so quota is checked one pod at a time.
+    gang_path: str | None
+    # Batch training (every kind but Deployment and InferenceService, which serve): /dev/shm and checkpoint checks
+    # apply.
     training: bool
-    # The object's own spec (podFailurePolicy, runtimeRef).
+    # The object's own spec (podFailurePolicy, runtimeRef, an InferenceService's canaries) and annotations.
     spec: Mapping[str, Any]
+    annotations: Mapping[str, Any]
 
     @property
     def object(self) -> str:
@@ -72,7 +80,9 @@ class Workload:
 
     @property
     def pods(self) -> int:
-        return sum(role.pods for role in self.roles)
+        """Pods Kueue admits at once: every role's together in a gang, else one role's."""
+        counts = [role.pods for role in self.roles]
+        return sum(counts) if self.gang_path is not None else max(counts, default=0)
 
 
 def label_path(base: str, key: str) -> str:
@@ -112,11 +122,17 @@ def _metadata(manifest: Mapping[str, Any]) -> tuple[str, str | None, Mapping[str
     return str(name), str(namespace) if namespace else None, mapping(meta.get("labels"))
 
 
+def object_name(manifest: Mapping[str, Any]) -> str:
+    """`Kind/namespace/name` of any object, as findings name it (`Workload.object` for workloads)."""
+    name, namespace, _ = _metadata(manifest)
+    return f"{manifest.get('kind')}/{namespace or '-'}/{name}"
+
+
 def _workload(
-    manifest: Mapping[str, Any], roles: tuple[Role, ...], gang_path: str, *, training: bool = True
+    manifest: Mapping[str, Any], roles: tuple[Role, ...], gang_path: str | None, *, training: bool = True
 ) -> Workload:
     """A workload whose Kueue labels sit on the object's own metadata (every job kind). `training` False: it
-    serves (a Deployment), so no /dev/shm or checkpoint rules apply."""
+    serves (a Deployment, an InferenceService), so no /dev/shm or checkpoint rules apply."""
     name, namespace, labels = _metadata(manifest)
     return Workload(
         api_version=str(manifest.get("apiVersion")),
@@ -131,6 +147,7 @@ def _workload(
         gang_path=gang_path,
         training=training,
         spec=mapping(manifest.get("spec")),
+        annotations=mapping(mapping(manifest.get("metadata")).get("annotations")),
     )
 
 
@@ -201,6 +218,9 @@ def jobset(manifest: Mapping[str, Any]) -> Workload:
 # The trainer's job in Kubeflow Trainer runtimes (podSpecOverrides name it in targetJobs, runtimePatches in
 # replicatedJobs).
 TRAINER_JOB = "node"
+# Pod spec fields of a TrainJob's overrides and patches that decide where its pods may run (tolerations too: Kueue
+# assigns a flavor with node taints, an inference pool's, only to pods that tolerate them).
+PLACEMENT_FIELDS = ("nodeSelector", "affinity", "tolerations")
 
 
 def _runtime_patches(patches: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -222,7 +242,7 @@ def _runtime_patches(patches: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
 def train_job(manifest: Mapping[str, Any]) -> Workload:
     """TrainJob (Kubeflow Trainer v2): `numNodes` pods of `resourcesPerNode`. The pod template is the runtime's
     (runtimeRef), so the role holds only what the TrainJob states: the trainer's image and resources, and the
-    node selector or affinity of a podSpecOverrides entry or runtime patch that targets the trainer."""
+    node selector, affinity or tolerations of a podSpecOverrides entry or runtime patch that targets the trainer."""
     spec = mapping(manifest.get("spec"))
     trainer = mapping(spec.get("trainer"))
     container: dict[str, Any] = {"name": TRAINER_JOB, "resources": mapping(trainer.get("resourcesPerNode"))}
@@ -239,7 +259,7 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
             targets = [mapping(target).get("name") for target in mapping(override).get("targetJobs") or []]
             if targets and TRAINER_JOB not in targets:
                 continue
-            for key in ("nodeSelector", "affinity"):
+            for key in PLACEMENT_FIELDS:
                 if key in mapping(override) and key not in pod_spec:
                     pod_spec[key] = override[key]
                     aliases.append((key, f"spec.{field}[{index}].{key}"))
@@ -248,7 +268,7 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
     annotations_path = "spec.runtimePatches"
     for path, template in _runtime_patches(spec.get("runtimePatches")):
         patched = mapping(template.get("spec"))
-        for key in ("nodeSelector", "affinity"):
+        for key in PLACEMENT_FIELDS:
             if key in patched and key not in pod_spec:
                 pod_spec[key] = patched[key]
                 aliases.append((key, f"{path}.spec.{key}"))
@@ -275,7 +295,8 @@ def deployment(manifest: Mapping[str, Any]) -> Workload:
     template = mapping(spec.get("template"))
     role = _template_role("pod", 1, template, "spec.template")
     workload = _workload(manifest, (role,), "spec.replicas", training=False)
-    return _pod_labels(workload, manifest, mapping(mapping(template.get("metadata")).get("labels")), "spec.template")
+    labels = mapping(mapping(template.get("metadata")).get("labels"))
+    return _pod_labels(workload, manifest, labels, "spec.template.metadata.labels")
 
 
 def pod(manifest: Mapping[str, Any]) -> Workload:
@@ -285,14 +306,171 @@ def pod(manifest: Mapping[str, Any]) -> Workload:
     return _workload(manifest, (role,), "spec.containers")
 
 
-def _pod_labels(workload: Workload, manifest: Mapping[str, Any], labels: Mapping[str, Any], base: str) -> Workload:
-    """The Kueue labels of the pod template, falling back to the object's own (which Kueue copies down)."""
+# Where a KServe v1beta1 predictor states its model server container: `model` (served by a ServingRuntime), or one
+# of the framework fields v0.20.0 still takes (pkg/apis/serving/v1beta1/predictor.go).
+MODEL_FIELDS = (
+    "model",
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
+STABLE_PREDICTOR_PATH = "spec.predictor"
+
+
+def empty(value: Any) -> bool:
+    """Go's zero value, as mergo sees a field: unset, "", 0, false, an empty list or map."""
+    return (
+        value is None
+        or value == ""
+        or value is False
+        or (isinstance(value, (int, float)) and value == 0)
+        or (isinstance(value, (list, Mapping)) and not value)
+    )
+
+
+def merged_over(base: Any, over: Any) -> Any:
+    """`over` merged over `base` as KServe v0.20.0 builds a canary's predictor (components/predictor.go
+    buildCanaryPredictor: mergo.Merge WithOverride): objects and maps key by key, any other non-empty value of `over`
+    (lists included) replacing `base`'s, empty ones keeping it."""
+    if not (isinstance(base, Mapping) and isinstance(over, Mapping)):
+        return over
+    result = dict(base)
+    for key, value in over.items():
+        if not empty(value):
+            result[key] = merged_over(base.get(key), value)
+    return result
+
+
+def percent(value: Any) -> int | None:
+    """A canary's trafficPercent as the API server takes it: a whole number from 0 to 100, else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100 else None
+
+
+def predictor_name(predictor: Mapping[str, Any]) -> str | None:
+    name = predictor.get("name")
+    return str(name) if not empty(name) else None
+
+
+def canaries(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The entries of an InferenceService's `spec.canary` (objects only: the API server refuses anything else)."""
+    items = spec.get("canary")
+    return [mapping(item) for item in items] if isinstance(items, list) else []
+
+
+def _model_field(predictor: Mapping[str, Any]) -> str | None:
+    return next((field for field in MODEL_FIELDS if isinstance(predictor.get(field), Mapping)), None)
+
+
+def _predictor_pod(predictor: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """The pod spec of a predictor as far as the InferenceService states it, and the index its own `containers`
+    start at: the predictor's pod spec fields, with the model server first (KServe names it kserve-container and
+    merges it over the ServingRuntime's, which supplies what it leaves out, the image usually)."""
+    pod = {key: value for key, value in predictor.items() if key not in MODEL_FIELDS}
+    own = predictor.get("containers")
+    own_containers = list(own) if isinstance(own, list) else []
+    field = _model_field(predictor)
+    if field is None:
+        return {**pod, "containers": own_containers}, 0
+    return {**pod, "containers": [{"name": SERVER_CONTAINER, **predictor[field]}, *own_containers]}, 1
+
+
+def _container_aliases(
+    predictor: Mapping[str, Any], offset: int, model_path: str, containers_path: str
+) -> list[tuple[str, str]]:
+    """Where the role's containers are in the manifest: the model server at its field of the predictor at
+    `model_path`, the others in `containers` of the one at `containers_path`."""
+    field = _model_field(predictor)
+    aliases = [("containers[0]", f"{model_path}.{field}")] if field is not None else []
+    own = predictor.get("containers")
+    aliases += [
+        (f"containers[{index + offset}]", f"{containers_path}.containers[{index}]")
+        for index in range(len(own) if isinstance(own, list) else 0)
+    ]
+    return aliases
+
+
+def _predictor_role(name: str, stable: Mapping[str, Any], own: Mapping[str, Any], path: str) -> Role:
+    """The pods of the predictor `own` at `path`: the stable predictor itself, or a canary, which is the stable
+    predictor with the canary's fields over it. A field a canary sets is reported at the canary's path, anything it
+    inherits at the stable predictor's, where a fix for both belongs."""
+    predictor = merged_over(stable, own)
+    spec, offset = _predictor_pod(predictor)
+    field = _model_field(predictor)
+    own_model = mapping(own.get(field)) if field is not None else {}
+    aliases = [
+        (f"containers[0].{key}", f"{path}.{field}.{key}") for key, value in own_model.items() if not empty(value)
+    ]
+    # The rest of the model server is the stable predictor's (unless only the canary has one); the containers list
+    # is replaced whole when the canary sets one.
+    model_path = STABLE_PREDICTOR_PATH if field is not None and field in stable else path
+    containers_path = path if not empty(own.get("containers")) else STABLE_PREDICTOR_PATH
+    aliases += _container_aliases(predictor, offset, model_path, containers_path)
+    aliases += [(key, f"{path}.{key}") for key, value in own.items() if key not in MODEL_FIELDS and not empty(value)]
+    annotations_path = path if not empty(own.get("annotations")) else STABLE_PREDICTOR_PATH
+    return Role(
+        name,
+        1,
+        spec,
+        STABLE_PREDICTOR_PATH,
+        tuple(aliases),
+        whole_spec=False,
+        annotations=mapping(predictor.get("annotations")),
+        annotations_path=f"{annotations_path}.annotations",
+    )
+
+
+def inference_service(manifest: Mapping[str, Any]) -> Workload:
+    """KServe InferenceService (Standard mode): a role for the stable predictor and one per canary, each named after
+    the Deployment KServe builds for it. KServe puts the object's labels, then the predictor's, on every pod, and
+    Kueue admits each pod on its own (no gang), as for a Deployment. The model server's image, arguments and ports
+    usually come from the ServingRuntime (`whole_spec` False)."""
+    name = _metadata(manifest)[0]
+    spec = mapping(manifest.get("spec"))
+    stable = mapping(spec.get("predictor"))
+    predictors = [(stable, STABLE_PREDICTOR_PATH)]
+    predictors += [
+        (mapping(canary.get("predictor")), f"spec.canary[{index}].predictor")
+        for index, canary in enumerate(canaries(spec))
+    ]
+    roles = [
+        _predictor_role(predictor_service_name(name, predictor_name(own)), stable, own, path)
+        for own, path in predictors
+    ]
+    workload = _workload(manifest, tuple(roles), None, training=False)
+    # The Kueue labels as the stable predictor's pods get them (KServe's buildObjectMeta: the predictor's labels
+    # over the object's, where the platform's reference sets them); Kueue labels a canary sets for itself alone are
+    # not read.
+    labels = mapping(stable.get("labels"))
+    return _pod_labels(workload, manifest, labels, f"{STABLE_PREDICTOR_PATH}.labels", "metadata.labels")
+
+
+def _pod_labels(
+    workload: Workload,
+    manifest: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    labels_path: str,
+    unset_path: str | None = None,
+) -> Workload:
+    """The Kueue labels the pods get from `labels` (at `labels_path`), falling back to the object's own (which reach
+    the pods too, with lower precedence); a label set nowhere is reported at `unset_path` (default `labels_path`)."""
     own = _metadata(manifest)[2]
     values: dict[str, Any] = {}
     for key, field in ((QUEUE_NAME_LABEL, "queue"), (PRIORITY_LABEL, "priority")):
         on_template = _label(labels, key)
         on_object = _label(own, key)
-        where = f"{base}.metadata.labels" if on_template is not None or on_object is None else "metadata.labels"
+        if on_template is not None:
+            where = labels_path
+        elif on_object is not None:
+            where = "metadata.labels"
+        else:
+            where = unset_path or labels_path
         values[field] = on_template if on_template is not None else on_object
         values[f"{field}_path"] = label_path(where, key)
     return replace(workload, **values)
@@ -307,6 +485,7 @@ NORMALIZERS: dict[tuple[str, str], Callable[[Mapping[str, Any]], Workload]] = {
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"): train_job,
     ("apps/v1", "Deployment"): deployment,
     ("v1", "Pod"): pod,
+    (INFERENCE_SERVICE_API, INFERENCE_SERVICE_KIND): inference_service,
 }
 
 

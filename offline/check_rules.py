@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import InvalidOperation
 from typing import Any
 
+from components.config.pools import INFERENCE_WORKLOAD
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
 from components.config.workloads import image_problem
@@ -26,6 +27,7 @@ from components.core.naming import (
     CPU_FLAVOR,
     LOCAL_QUEUE,
     QUEUE_NAME_LABEL,
+    SERVING_PRIORITY,
     TOPOLOGY_PREFERRED_ANNOTATION,
     TOPOLOGY_REQUIRED_ANNOTATION,
     TOPOLOGY_UNCONSTRAINED_ANNOTATION,
@@ -33,11 +35,28 @@ from components.core.naming import (
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import quantity_value
 from components.core.quotas import borrowing_headroom
-from components.queueing.kueue import TeamQueue, team_queues
+from components.core.serving import (
+    DEPLOYMENT_MODE_ANNOTATION,
+    SERVER_CONTAINER,
+    STANDARD_MODE,
+    predictor_service_name,
+)
+from components.queueing.kueue import TeamQueue, resource_flavor, team_queues
 from components.queueing.priorities import PRIORITIES
 from components.storage import storage_classes
 from components.teams import team_claims
-from offline.check_normalize import PRIORITY_LABEL, Role, Workload, containers, mapping
+from offline.check_normalize import (
+    INFERENCE_SERVICE_KIND,
+    PRIORITY_LABEL,
+    Role,
+    Workload,
+    canaries,
+    containers,
+    empty,
+    mapping,
+    percent,
+    predictor_name,
+)
 
 # The extended resources of the platform's GPU pools: whole GPUs, and MIG slices with the mixed strategy.
 GPU_RESOURCE = re.compile(r"nvidia\.com/(?:gpu|mig-[0-9a-z.]+)")
@@ -54,6 +73,11 @@ UNMODELED_LABELS = (
     "kubernetes.io/hostname",
 )
 UNMODELED_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/")
+# The node label naming a GPU pool's role (components.core.pool_facts): training, hpo or inference.
+WORKLOAD_LABEL = "workload"
+# Taint effects Kueue checks a flavor's nodeTaints for: a pod set that does not tolerate one of them is never
+# assigned the flavor ("untolerated taint").
+ADMISSION_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 @dataclass(frozen=True)
@@ -81,6 +105,8 @@ class Platform:
     checkpoints_retained: bool
     # The Kubeflow Training Operator v1 runs beside Trainer v2 (settings.training_operator_v1).
     operator_v1: bool
+    # KServe runs InferenceServices (settings.serving.enabled).
+    kserve: bool
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Platform:
@@ -104,6 +130,7 @@ class Platform:
             priorities=tuple(priority.name for priority in PRIORITIES),
             checkpoints_retained=retained,
             operator_v1=settings.training_operator_v1,
+            kserve=settings.serving.enabled,
         )
 
     def team_in(self, namespace: str | None) -> TeamSettings | None:
@@ -121,6 +148,19 @@ class Platform:
         """The flavors a queue of the team offers (a prod `default` queue never offers spot flavors, a topology-aware
         pool is offered by its own queue only)."""
         return [facts for facts in self.team_flavors(team) if queue.offers(facts)]
+
+    def untolerated(self, facts: GpuPoolFacts, role: Role) -> Mapping[str, Any] | None:
+        """The first node taint of the pool's flavor that the role's pods do not tolerate (with the tolerations the
+        flavor hands out), or None: Kueue assigns the flavor only to pods tolerating all of them. From the same
+        builder as the cluster's ResourceFlavor (an inference pool's taint is one)."""
+        flavor = mapping(resource_flavor(facts).get("spec"))
+        given = [mapping(t) for t in [*(role.spec.get("tolerations") or []), *(flavor.get("tolerations") or [])]]
+        for taint in flavor.get("nodeTaints") or []:
+            if mapping(taint).get("effect") in ADMISSION_TAINT_EFFECTS and not any(
+                tolerates(toleration, mapping(taint)) for toleration in given
+            ):
+                return mapping(taint)
+        return None
 
     def ceiling(self, team: TeamSettings, facts: GpuPoolFacts) -> tuple[int, str]:
         """The most units of the flavor's GPU resource one workload of the team can be admitted with, explained."""
@@ -142,15 +182,20 @@ class Scope:
     team: TeamSettings | None
     queue: TeamQueue | None
 
-    def offering(self, resource: str) -> list[GpuPoolFacts]:
+    def queue_pools(self, resource: str) -> list[GpuPoolFacts]:
+        """The pools of the queue's flavors offering `resource`, in Kueue's order, whatever pods tolerate."""
         if self.team is None or self.queue is None:
             return []
         return [facts for facts in self.platform.offered(self.team, self.queue) if facts.gpu_resource == resource]
 
+    def offering(self, role: Role, resource: str) -> list[GpuPoolFacts]:
+        """The queue's pools for `resource` whose flavor Kueue may assign to the role's pods (taints tolerated)."""
+        return [facts for facts in self.queue_pools(resource) if self.platform.untolerated(facts, role) is None]
+
     def landing(self, role: Role, resource: str) -> list[GpuPoolFacts]:
         """The pools a pod of the role can land on for `resource`: those of the queue offering it, narrowed to
         the ones its node selector and required affinity accept (all of them when none does)."""
-        offering = self.offering(resource)
+        offering = self.offering(role, resource)
         compatible = [facts for facts in offering if placement_accepts(role.spec, facts)]
         return compatible or offering
 
@@ -275,6 +320,41 @@ def placement_accepts(spec: Mapping[str, Any], facts: GpuPoolFacts) -> bool:
     return selector_accepts(spec, facts) and affinity_accepts(spec, facts)
 
 
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """Kubernetes' Toleration.ToleratesTaint: same effect (or none), same key (or none), and Exists or an equal
+    value."""
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
+        return False
+    if toleration.get("key") and toleration.get("key") != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+def taint_text(taint: Mapping[str, Any]) -> str:
+    value = f"={taint['value']}" if taint.get("value") else ""
+    return f"{taint.get('key')}{value}:{taint.get('effect')}"
+
+
+def toleration_text(taint: Mapping[str, Any]) -> str:
+    """The toleration of exactly this taint, in YAML flow style for a fix."""
+    value = f", value: {taint['value']}" if taint.get("value") else ""
+    operator = "Equal" if taint.get("value") else "Exists"
+    return f"{{key: {taint.get('key')}, operator: {operator}{value}, effect: {taint.get('effect')}}}"
+
+
+def serves(facts: GpuPoolFacts) -> bool:
+    """An inference pool: kept warm for serving, never spot."""
+    return node_labels(facts).get(WORKLOAD_LABEL) == INFERENCE_WORKLOAD
+
+
+def serving(workload: Workload) -> bool:
+    """A KServe InferenceService, which the serving checks are for (a Deployment may serve anything)."""
+    return workload.kind == INFERENCE_SERVICE_KIND
+
+
 def constrains_placement(spec: Mapping[str, Any]) -> bool:
     return bool(mapping(spec.get("nodeSelector"))) or required_terms(spec) is not None
 
@@ -293,6 +373,33 @@ def _pools(pools: Sequence[GpuPoolFacts]) -> str:
 def _resources_path(role: Role, container_path: str, container: Mapping[str, Any], resource: str) -> str:
     limits = mapping(mapping(container.get("resources")).get("limits"))
     return role.at(f"{container_path}.resources.{'limits' if resource in limits else 'requests'}")
+
+
+# A pool whose flavor's node taint a role's pods do not tolerate, and that taint.
+Untolerated = tuple[GpuPoolFacts, Mapping[str, Any]]
+
+
+def _untolerated(scope: Scope, role: Role, pools: Iterable[GpuPoolFacts]) -> list[Untolerated]:
+    return [(facts, taint) for facts in pools if (taint := scope.platform.untolerated(facts, role)) is not None]
+
+
+def _tainted_text(tainted: Sequence[Untolerated]) -> str:
+    taints = sorted({taint_text(taint) for _, taint in tainted})
+    many = len(tainted) > 1
+    return (
+        f"pool{'s' if many else ''} {_names(facts.name for facts, _ in tainted)}, whose flavor{'s' if many else ''} "
+        f"Kueue assigns only to pods tolerating the taint {_names(taints)}"
+    )
+
+
+def _toleration_fix(scope: Scope, tainted: Sequence[Untolerated], resource: str) -> str:
+    if not scope.workload.training or not all(serves(facts) for facts, _ in tainted):
+        return f"add tolerations: [{', '.join(dict.fromkeys(toleration_text(taint) for _, taint in tainted))}]"
+    # An inference pool's taint keeps batch jobs off the GPUs kept warm for models: never advise tolerating it.
+    return (
+        f"{_names(facts.name for facts, _ in tainted)} serve{'s' if len(tainted) == 1 else ''} models only: run it on "
+        f"a pool the team has training quota on, or ask the platform team for quota of {resource} on one"
+    )
 
 
 def _requesting(role: Role, resource: str) -> list[tuple[str, Mapping[str, Any]]]:
@@ -427,7 +534,17 @@ def check_gpu_resources(scope: Scope, role: Role) -> Iterator[Problem]:
             "request one GPU resource per pod (whole GPUs or one MIG slice size)",
         )
     for resource in gpus:
-        if scope.offering(resource):
+        if scope.offering(role, resource):
+            continue
+        tainted = _untolerated(scope, role, scope.queue_pools(resource))
+        if tainted:
+            yield Problem(
+                "gpu-resource",
+                _resource_path(role, resource),
+                f"asks for {resource}, which the '{queue.local_queue}' queue of {team.name} offers only on "
+                f"{_tainted_text(tainted)}: this pod does not, so Kueue never admits it",
+                _toleration_fix(scope, tainted, resource),
+            )
             continue
         owned = [facts for facts in scope.platform.team_flavors(team) if facts.gpu_resource == resource]
         if owned:
@@ -470,13 +587,24 @@ def check_gpu_resources(scope: Scope, role: Role) -> Iterator[Problem]:
 def check_placement(scope: Scope, role: Role) -> Iterator[Problem]:
     if not constrains_placement(role.spec) or scope.team is None or scope.queue is None:
         return
+    selector = ", ".join(f"{key}={value}" for key, value in mapping(role.spec.get("nodeSelector")).items())
     for resource in pod_gpus(role.spec):
-        offering = scope.offering(resource)
+        offering = scope.offering(role, resource)
         if not offering or any(placement_accepts(role.spec, facts) for facts in offering):
+            continue
+        selected = [facts for facts in scope.queue_pools(resource) if placement_accepts(role.spec, facts)]
+        tainted = _untolerated(scope, role, selected)
+        if tainted:
+            yield Problem(
+                "node-placement",
+                role.at("nodeSelector" if selector else REQUIRED_AFFINITY),
+                f"{f'nodeSelector {selector}' if selector else 'the required node affinity'} selects "
+                f"{_tainted_text(tainted)}: this pod does not, so Kueue can never place it",
+                _toleration_fix(scope, tainted, resource),
+            )
             continue
         by_selector = any(selector_accepts(role.spec, facts) for facts in offering)
         path = role.at(REQUIRED_AFFINITY if by_selector else "nodeSelector")
-        selector = ", ".join(f"{key}={value}" for key, value in mapping(role.spec.get("nodeSelector")).items())
         what = "the required node affinity" if by_selector else f"nodeSelector {selector}"
         elsewhere = [
             (queue, facts)
@@ -488,13 +616,24 @@ def check_placement(scope: Scope, role: Role) -> Iterator[Problem]:
         hint = "".join(
             f"; pool {facts.name} is offered by the '{queue.local_queue}' queue" for queue, facts in elsewhere
         )
+        inference = [facts for facts in offering if serves(facts)]
+        fix = (
+            f"select one of those pools (e.g. agentpool: {offering[0].name}) or drop the constraint: Kueue adds the "
+            f"admitted pool's node selector itself{hint}"
+        )
+        if serving(scope.workload):
+            # Serving must stay pinned to an inference pool (check_serving_pool): never advise dropping the pin.
+            fix = (
+                f"select an inference pool of the queue (agentpool: {inference[0].name})"
+                if inference
+                else f"{scope.team.name} has no quota on an inference pool for {resource}: ask the platform team"
+            )
         yield Problem(
             "node-placement",
             path,
             f"{what} matches none of the pools the '{scope.queue.local_queue}' queue of {scope.team.name} offers "
             f"for {resource} ({_pools(offering)}), so Kueue can never place it",
-            f"select one of those pools (e.g. agentpool: {offering[0].name}) or drop the constraint: Kueue adds the "
-            f"admitted pool's node selector itself{hint}",
+            fix,
         )
 
 
@@ -510,8 +649,17 @@ def check_gpus_per_node(scope: Scope, role: Role) -> Iterator[Problem]:
             if selected
             else "its pools have"
         )
-        bigger = [facts.name for facts in scope.offering(resource) if facts.resources_per_node >= number]
-        fix = f"split the work into more pods of at most {most} {resource} each (more replicas)"
+        bigger = [
+            facts.name
+            for facts in scope.offering(role, resource)
+            if facts.resources_per_node >= number and (serves(facts) or not serving(scope.workload))
+        ]
+        fix = (
+            f"serve the model on at most {most} {resource} per replica (a smaller or quantized model, or less "
+            "tensor parallelism)"
+            if serving(scope.workload)
+            else f"split the work into more pods of at most {most} {resource} each (more replicas)"
+        )
         if bigger:
             fix = f"select pool {_names(bigger)} (agentpool), which has {number} or more per node, or {fix}"
         yield Problem(
@@ -536,7 +684,9 @@ def check_priority_class(scope: Scope, role: Role) -> Iterator[Problem]:
 
 
 def check_grace_period(scope: Scope, role: Role) -> Iterator[Problem]:
-    if not role.whole_spec:
+    # Where a runtime holds the rest of the pod spec, only a grace period the object states is known: an
+    # InferenceService's overrides its ServingRuntime's, but without one the runtime's may apply, not the default.
+    if not role.whole_spec and "terminationGracePeriodSeconds" not in role.spec:
         return
     grace = role.spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
     limit = scope.platform.max_grace_seconds
@@ -546,7 +696,8 @@ def check_grace_period(scope: Scope, role: Role) -> Iterator[Problem]:
             role.at("terminationGracePeriodSeconds"),
             f"is {grace} s, but the cluster autoscaler waits at most {limit} s (maxGracefulTerminationSec) when it "
             "drains a node: the pod is killed before it finishes shutting down",
-            f"set it to at most {limit}, and save state within that time",
+            f"set it to at most {limit}, and "
+            f"{'save state' if scope.workload.training else 'finish the requests in flight'} within that time",
         )
 
 
@@ -716,16 +867,24 @@ def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:
 
 
 def check_gang(scope: Scope) -> Iterator[Problem]:
-    """The whole gang (every pod of every role) must fit one flavor's admissible quota: Kueue admits all or none."""
+    """The whole gang (every pod of every role) must fit one flavor's admissible quota: Kueue admits all or none.
+    Without a gang (an InferenceService) each pod must fit on its own."""
     team, workload = scope.team, scope.workload
     if team is None or scope.queue is None:
         return
-    per_role = [(role, pod_gpus(role.spec)) for role in workload.roles]
+    gangs = [workload.roles] if workload.gang_path is not None else [(role,) for role in workload.roles]
+    for roles in gangs:
+        yield from _gang_quota(scope, team, roles)
+
+
+def _gang_quota(scope: Scope, team: TeamSettings, roles: Sequence[Role]) -> Iterator[Problem]:
+    workload = scope.workload
+    per_role = [(role, pod_gpus(role.spec)) for role in roles]
     for resource in sorted({name for _, gpus in per_role for name in gpus}):
         asking = [(role, gpus[resource]) for role, gpus in per_role if resource in gpus]
         landing = [{facts.name: facts for facts in scope.landing(role, resource)} for role, _ in asking]
         common = set.intersection(*(set(pools) for pools in landing))
-        pools = [facts for facts in scope.offering(resource) if facts.name in (common or set().union(*landing))]
+        pools = [facts for facts in scope.queue_pools(resource) if facts.name in (common or set().union(*landing))]
         if not pools:
             continue
         total = sum(role.pods * number for role, number in asking)
@@ -733,13 +892,23 @@ def check_gang(scope: Scope) -> Iterator[Problem]:
         best = max(ceiling for ceiling, _ in ceilings)
         if total <= best:
             continue
+        limits = "; ".join(text for _, text in ceilings)
+        if workload.gang_path is None:
+            # Stable and canary pods that ask alike report alike, at the one field they inherit (one finding).
+            yield Problem(
+                "gang-quota",
+                _resource_path(asking[0][0], resource),
+                f"one pod asks for {total} {resource}, more than {team.name} can ever be admitted with on one pool "
+                f"({limits}): Kueue admits each pod on its own, and this one never fits",
+                f"ask for at most {best} {resource} per pod, or ask the platform team for more quota",
+            )
+            continue
         parts = " + ".join(f"{role.name} {role.pods} x {number}" for role, number in asking)
         yield Problem(
             "gang-quota",
             workload.gang_path,
             f"the whole gang asks for {total} {resource} ({parts}), more than {team.name} can ever be admitted with "
-            f"on one pool ({'; '.join(text for _, text in ceilings)}): Kueue admits all pods or none, so it can never "
-            "be admitted",
+            f"on one pool ({limits}): Kueue admits all pods or none, so it can never be admitted",
             f"shrink the gang to at most {best} {resource} (fewer replicas or GPUs per pod), or ask the platform team "
             "for more quota",
         )
@@ -775,6 +944,24 @@ OPERATOR_V1_KINDS = ("PyTorchJob", "TFJob")
 
 def check_installed(scope: Scope) -> Iterator[Problem]:
     workload = scope.workload
+    if serving(workload) and not scope.platform.kserve:
+        yield Problem(
+            "installed",
+            "kind",
+            "InferenceService is run by KServe, which this stack does not install (serving.enabled is off): the "
+            "object would be refused (no such CRD) and never run",
+            "serve on a stack with serving.enabled: true, or ask the platform team to turn serving on (it needs a "
+            "gpuPools entry with workload: inference)",
+        )
+    mode = workload.annotations.get(DEPLOYMENT_MODE_ANNOTATION) if serving(workload) else None
+    if scope.platform.kserve and mode is not None and mode not in CANARY_MODES:
+        yield Problem(
+            "installed",
+            f"metadata.annotations['{DEPLOYMENT_MODE_ANNOTATION}']",
+            f"asks for KServe's {mode} mode, which needs Knative (or ModelMesh), and this platform installs neither: "
+            "KServe would never serve it",
+            f"set {DEPLOYMENT_MODE_ANNOTATION}: {STANDARD_MODE}, or leave it out (the platform's default mode)",
+        )
     if workload.kind in OPERATOR_V1_KINDS and not scope.platform.operator_v1:
         yield Problem(
             "installed",
@@ -786,7 +973,207 @@ def check_installed(scope: Scope) -> Iterator[Problem]:
         )
 
 
-WORKLOAD_CHECKS = (check_installed, check_namespace, check_queue, check_workload_priority)
+# --- KServe InferenceServices ------------------------------------------------------------------------------------
+
+# Why serving stays on inference pools, as a finding says it.
+INFERENCE_POOLS_WHY = (
+    "models are served from the inference pools (workload=inference: kept warm, never spot), not from GPUs meant "
+    "for training"
+)
+
+
+def check_serving_pool(scope: Scope, role: Role) -> Iterator[Problem]:
+    """Every pool a predictor's GPU pods can land on is an inference pool, so it must pin one: unpinned, Kueue tries
+    the queue's flavors in order and overflows to training pools when the inference pool is full. (A pod without
+    GPUs gets Kueue's CPU flavor, which selects no GPU pool.)"""
+    if not serving(scope.workload) or scope.team is None or scope.queue is None:
+        return
+    for resource in pod_gpus(role.spec):
+        offering = scope.offering(role, resource)
+        if not offering:
+            continue
+        inference = [facts for facts in scope.queue_pools(resource) if serves(facts)]
+        if inference:
+            selector = ", ".join(f"{key}: {value}" for key, value in inference[0].selector.items())
+            taint = scope.platform.untolerated(inference[0], role)
+            tolerate = f", and tolerate its taint: tolerations: [{toleration_text(taint)}]" if taint else ""
+            fix = f"pin an inference pool: nodeSelector: {{{selector}}}{tolerate}"
+        else:
+            fix = f"{scope.team.name} has no quota on an inference pool for {resource}: ask the platform team for it"
+        if not constrains_placement(role.spec):
+            yield Problem(
+                "serving-pool",
+                role.at("nodeSelector"),
+                f"is not set, so Kueue may place the predictor's pods on any pool the '{scope.queue.local_queue}' "
+                f"queue of {scope.team.name} offers them for {resource} ({_pools(offering)}): {INFERENCE_POOLS_WHY}",
+                fix,
+            )
+            continue
+        # A pin that matches no pool is node-placement's finding.
+        elsewhere = [facts for facts in offering if placement_accepts(role.spec, facts) and not serves(facts)]
+        if elsewhere:
+            yield Problem(
+                "serving-pool",
+                role.at("nodeSelector" if role.spec.get("nodeSelector") else REQUIRED_AFFINITY),
+                f"lets the predictor's pods land on pool {_names(f.name for f in elsewhere)} ({_pools(elsewhere)}), "
+                f"which is no inference pool: {INFERENCE_POOLS_WHY}",
+                fix,
+            )
+
+
+def check_serving_priority(scope: Scope) -> Iterator[Problem]:
+    """Serving pods carry the serving priority for Kueue (the label) and for the scheduler (priorityClassName);
+    names that are no priority of the platform are the general checks' findings."""
+    workload, known = scope.workload, scope.platform.priorities
+    if not serving(workload):
+        return
+    if workload.priority is None:
+        yield Problem(
+            "serving-priority",
+            workload.priority_path,
+            "is not set, so Kueue's priority for the model server's pods hangs on their PriorityClass alone (0 "
+            f"without one): a serving workload names {SERVING_PRIORITY} to Kueue too",
+            f"set {PRIORITY_LABEL}: {SERVING_PRIORITY}",
+        )
+    elif workload.priority in known and workload.priority != SERVING_PRIORITY:
+        yield Problem(
+            "serving-priority",
+            workload.priority_path,
+            f"is '{workload.priority}', not serving's {SERVING_PRIORITY}: Kueue admits the model server's pods no "
+            "sooner than batch training and cannot preempt training for them",
+            f"set {PRIORITY_LABEL}: {SERVING_PRIORITY}",
+        )
+    for role in workload.roles:
+        name = role.spec.get("priorityClassName")
+        if name is None:
+            yield Problem(
+                "serving-priority",
+                role.at("priorityClassName"),
+                "is not set: the model server's pods get priority 0 (no PriorityClass is the cluster's default), "
+                "below batch training, so the scheduler preempts nothing to place them",
+                f"set priorityClassName: {SERVING_PRIORITY}",
+            )
+        elif name in known and name != SERVING_PRIORITY:
+            yield Problem(
+                "serving-priority",
+                role.at("priorityClassName"),
+                f"is '{name}', not serving's {SERVING_PRIORITY}: the scheduler ranks the model server's pods with "
+                "batch training and preempts nothing to place them",
+                f"set priorityClassName: {SERVING_PRIORITY}",
+            )
+
+
+# Deployment modes KServe v0.20.0 takes spec.canary in: Standard, and its old name, which KServe's defaulter turns
+# into Standard. Without the annotation the defaulter sets the controller's default, this platform's Standard
+# (components.serving.charts).
+CANARY_MODES = (STANDARD_MODE, "RawDeployment")
+# Autoscaling fields a canary must not set (it runs a fixed number of replicas).
+FIXED_REPLICA_FIELDS = ("maxReplicas", "scaleTarget", "scaleMetric", "autoScaling")
+
+
+def check_canary(scope: Scope) -> Iterator[Problem]:
+    """KServe v0.20.0's canary contract (pkg/apis/serving/v1beta1/inference_service_validation.go
+    validateCanarySpecs), all of it at once where KServe's webhook stops at the first breach."""
+    workload = scope.workload
+    entries = canaries(workload.spec) if serving(workload) else []
+    if not entries:
+        return
+    refused = "KServe's webhook refuses the InferenceService"
+    stable = mapping(workload.spec.get("predictor"))
+    stable_name = predictor_name(stable)
+    stable_min = stable.get("minReplicas")
+    stable_set = isinstance(stable_min, int) and not isinstance(stable_min, bool)
+    # KServe counts an unset stable minReplicas as 1.
+    stable_replicas = stable_min if stable_set else 1
+    names: dict[str, int] = {}
+    shares: list[tuple[str, int]] = []
+    for index, canary in enumerate(entries):
+        path = f"spec.canary[{index}]"
+        own = mapping(canary.get("predictor"))
+        name = predictor_name(own)
+        share = percent(canary.get("trafficPercent"))
+        if share is not None:
+            shares.append((name or path, share))
+        elif "trafficPercent" not in canary:
+            yield Problem(
+                "canary",
+                f"{path}.trafficPercent",
+                "is not set: every canary states its share of the traffic, the API server refuses one without it",
+                "set trafficPercent to a whole number from 0 (deployed, no traffic) to 100",
+            )
+        else:
+            yield Problem(
+                "canary",
+                f"{path}.trafficPercent",
+                f"is {canary['trafficPercent']!r}, not a whole number from 0 to 100: the API server refuses the "
+                "InferenceService",
+                "set trafficPercent to a whole number from 0 (deployed, no traffic) to 100",
+            )
+        if name is None:
+            yield Problem(
+                "canary",
+                f"{path}.predictor.name",
+                "is not set, but KServe names a canary's Deployment and Service after it (<isvc>-<name>-predictor): "
+                f"{refused}",
+                "name the canary's predictor after its model version (e.g. v2)",
+            )
+        elif name in names:
+            yield Problem(
+                "canary",
+                f"{path}.predictor.name",
+                f"'{name}' is spec.canary[{names[name]}]'s name too, but two canaries cannot share the Deployment "
+                f"{predictor_service_name(workload.name, name)}: {refused}",
+                "give every canary a name of its own",
+            )
+        elif name == stable_name:
+            yield Problem(
+                "canary",
+                f"{path}.predictor.name",
+                f"'{name}' is the stable predictor's name (spec.predictor.name) too, but a canary cannot share its "
+                f"Deployment {predictor_service_name(workload.name, name)}: {refused}",
+                "name the canary after its new model version",
+            )
+        if name is not None:
+            names.setdefault(name, index)
+        for field in FIXED_REPLICA_FIELDS:
+            # maxReplicas is a plain number (0: unset), the others are pointers KServe sees whenever given.
+            if (not empty(own.get(field))) if field == "maxReplicas" else own.get(field) is not None:
+                yield Problem(
+                    "canary",
+                    f"{path}.predictor.{field}",
+                    "is set, but a canary runs a fixed number of replicas (its minReplicas, or its share of the "
+                    f"stable predictor's): {refused}",
+                    f"drop {field}; set the canary's minReplicas for a fixed count",
+                )
+        if own.get("workerSpec") is not None:
+            yield Problem(
+                "canary",
+                f"{path}.predictor.workerSpec",
+                f"is set, but KServe v0.20.0 runs no multi-node canary: {refused}",
+                "drop workerSpec: a canary replica serves from one pod",
+            )
+        replicas = own.get("minReplicas")
+        if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas > stable_replicas:
+            yield Problem(
+                "canary",
+                f"{path}.predictor.minReplicas",
+                f"is {replicas}, more than the stable predictor's {stable_replicas}"
+                f"{'' if stable_set else ' (spec.predictor.minReplicas unset)'}: {refused}",
+                f"set it to at most {stable_replicas}, or drop it: the canary then gets its traffic share of the "
+                "stable predictor's replicas, rounded up",
+            )
+    total = sum(share for _, share in shares)
+    if total > 100:
+        yield Problem(
+            "canary",
+            "spec.canary",
+            f"gives the canaries {total} % of the traffic together "
+            f"({' + '.join(f'{name} {share}' for name, share in shares)}), more than 100: {refused}",
+            "lower the canaries' trafficPercent to at most 100 together; the stable predictor serves the rest",
+        )
+
+
+WORKLOAD_CHECKS = (check_installed, check_namespace, check_queue, check_workload_priority, check_serving_priority)
 ROLE_CHECKS = (
     check_images,
     check_requests_equal_limits,
@@ -799,8 +1186,39 @@ ROLE_CHECKS = (
     check_spot_checkpoints,
     check_rdma,
     check_topology_request,
+    check_serving_pool,
 )
-GANG_CHECKS = (check_gang, check_pod_failure_policy, check_runtime_ref)
+
+
+def check_model_name(scope: Scope) -> Iterator[Problem]:
+    """The model server container's name, which KServe v0.20.0 wants on a canary's `model` and refuses on the stable
+    predictor's: the CRD requires `name` in a canary's model (a container schema), while the webhook's
+    validatePredictor refuses "the 'name' field ... in standard predictor"."""
+    workload = scope.workload
+    if not serving(workload):
+        return
+    stable_model = mapping(mapping(workload.spec.get("predictor")).get("model"))
+    if stable_model.get("name"):
+        yield Problem(
+            "model-name",
+            "spec.predictor.model.name",
+            "is set: KServe's webhook refuses a container name on the stable predictor's model (\"the 'name' field is "
+            'not allowed in standard predictor")',
+            f"drop it; KServe names the container {SERVER_CONTAINER} itself",
+        )
+    for index, canary in enumerate(canaries(workload.spec)):
+        model = mapping(mapping(canary.get("predictor")).get("model"))
+        if model and not model.get("name"):
+            yield Problem(
+                "model-name",
+                f"spec.canary[{index}].predictor.model",
+                "has no name: the InferenceService CRD of KServe v0.20.0 requires one on a canary's model, so the API "
+                "server refuses the object",
+                f"set name: {SERVER_CONTAINER} (the name KServe gives the model server container anyway)",
+            )
+
+
+GANG_CHECKS = (check_gang, check_pod_failure_policy, check_runtime_ref, check_canary, check_model_name)
 
 
 def scope_of(workload: Workload, platform: Platform) -> Scope:
@@ -813,9 +1231,10 @@ def scope_of(workload: Workload, platform: Platform) -> Scope:
 
 
 def problems(workload: Workload, platform: Platform) -> list[Problem]:
-    """Every problem of one workload: the object's labels, then each role's pod spec, then the gang."""
+    """Every problem of one workload: the object's labels, then each role's pod spec, then the gang and the object's
+    own spec. A problem several roles share (a canary inheriting the stable predictor's field) is reported once."""
     scope = scope_of(workload, platform)
     found = [problem for check in WORKLOAD_CHECKS for problem in check(scope)]
     found += [problem for role in workload.roles for check in ROLE_CHECKS for problem in check(scope, role)]
     found += [problem for check in GANG_CHECKS for problem in check(scope)]
-    return found
+    return list(dict.fromkeys(found))

@@ -1,8 +1,9 @@
 """`python -m offline check <stack> PATH... [--json]`: the workload checker as a command.
 
 In-process through `offline.__main__.main` (output read with `capsys`): exit 0 for clean manifests, 1 with
-findings, 2 when the stack's configuration is rejected or the command is misused; `--json` for CI. One test spawns
-the real `python -m offline check dev <dir>`. `python -m offline <stack>` (the plan) is covered by
+findings, 2 when the stack's configuration is rejected or the command is misused; `--json` for CI. An
+InferenceService and its HTTPRoute in separate files are checked together (the canary split across documents). One
+test spawns the real `python -m offline check dev <dir>`. `python -m offline <stack>` (the plan) is covered by
 test_offline_cli.py; here only that `check` can never be taken for a stack.
 """
 
@@ -20,6 +21,7 @@ from offline.__main__ import main
 from offline.engine import PROJECT_DIR, load_stack_config
 from tests.support.config import settings_for
 from tests.support.manifests import DELETE, changed, deployment, job, pytorch_job
+from tests.unit.test_workload_checker_serving import canary_route, inference_service
 
 DEV = settings_for(load_stack_config("dev"))
 CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "team-a"}}
@@ -92,6 +94,72 @@ def test_invalid_yaml_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["check", "dev", str(broken), "--json"]) == 1
     (finding,) = json.loads(capsys.readouterr().out)["findings"]
     assert finding["check"] == "yaml" and finding["problem"].startswith("is not valid YAML")
+
+
+@pytest.fixture
+def serving_dir(tmp_path: Path) -> Path:
+    """An InferenceService with a canary at 20 % and, in a file of its own, the HTTPRoute weighing it 80/20."""
+    folder = tmp_path / "serving"
+    write(folder / "inferenceservice-canary.yaml", inference_service(DEV))
+    write(folder / "httproute-canary.yaml", canary_route())
+    return folder
+
+
+def test_inference_service_and_its_route_in_two_files_exit_0(
+    serving_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "dev", str(serving_dir)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # The route is read, neither a workload nor skipped.
+    assert lines == ["stack dev: 1 workloads and 1 HTTPRoutes in 2 files checked, no findings"]
+
+
+def test_canary_without_its_route_is_a_finding_on_the_inference_service(
+    serving_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    isvc = serving_dir / "inferenceservice-canary.yaml"
+    assert main(["check", "dev", str(isvc)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{isvc}#1 InferenceService/team-a/reference-llm"
+    assert lines[1].startswith(
+        "  spec.canary: gives canaries 20 % of the traffic, but no HTTPRoute in namespace team-a"
+    )
+    assert lines[1].endswith("[canary-route]")
+    assert lines[-1] == "stack dev: 1 workloads in 1 files checked, 1 finding"
+
+
+def test_route_weights_off_the_split_are_a_finding_on_the_route(
+    serving_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    route = write(serving_dir / "httproute-canary.yaml", canary_route(weights=(50, 50)))
+    assert main(["check", "dev", str(serving_dir), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["routes"] == [f"{route}#1: HTTPRoute/team-a/reference-llm"]
+    assert (data["checked"], data["skipped"]) == (
+        [f"{serving_dir / 'inferenceservice-canary.yaml'}#1: InferenceService/team-a/reference-llm"],
+        [],
+    )
+    (finding,) = data["findings"]
+    assert (finding["file"], finding["document"], finding["object"], finding["path"], finding["check"]) == (
+        str(route),
+        1,
+        "HTTPRoute/team-a/reference-llm",
+        "spec.rules[0].backendRefs",
+        "canary-route",
+    )
+    assert finding["fix"] == (
+        "set the weights to reference-llm-v1-predictor 80, reference-llm-v2-predictor 20 (or any common multiple)"
+    )
+
+
+def test_help_lists_the_kinds_read(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "the kinds read: Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod, InferenceService, HTTPRoute"
+        in help_text
+    )
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 The bad cases are a table: a good manifest of `tests.support.manifests` with one thing made wrong, and the one
 finding the checker must report for it (check id, exact field path, a fragment of the problem, and for some a
 fragment of the fix). The good cases pass with no finding at all, on the dev and prod stacks and on a prod
-variant with a spot pool (`PROD_SPOT`: team-a has quota on a100spot too, team-c only there).
+variant with a spot pool (`PROD_SPOT`: team-a has quota on a100spot too, team-c only there). InferenceServices and
+their HTTPRoutes have their own tables in test_workload_checker_serving.py, which the check ids here count in.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from components.core.fabric import RDMA_RESOURCE
 from components.workloads.reference import reference_workloads
 from offline.check import Finding, Report, check_manifest, render_json, render_text
 from offline.check_normalize import normalize
+from offline.check_routes import CHECK as ROUTES_CHECK
 from offline.check_rules import GANG_CHECKS, ROLE_CHECKS, WORKLOAD_CHECKS, Platform
 from offline.engine import load_stack_config
 from tests.support.config import A100, settings_for
@@ -36,6 +38,8 @@ from tests.support.manifests import (
     tf_job,
     train_job,
 )
+from tests.unit.test_workload_checker_serving import BAD as SERVING_BAD
+from tests.unit.test_workload_checker_serving import ROUTE_BAD
 
 DEV = settings_for(load_stack_config("dev"))
 PROD = settings_for(load_stack_config("prod"))
@@ -129,12 +133,10 @@ def _checkpoints_not_mounted() -> dict[str, Any]:
     return changed(manifest, f"{CONTAINER}.volumeMounts", mounts)
 
 
-AFFINITY_INFERENCE = {
+AFFINITY_HPO = {
     "nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "workload", "operator": "In", "values": ["inference"]}]}
-            ]
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "workload", "operator": "In", "values": ["hpo"]}]}]
         }
     }
 }
@@ -300,7 +302,8 @@ BAD = {
     ),
     "placement-required-affinity": Bad(
         "prod",
-        changed(job(PROD), f"{TEMPLATE}.affinity", AFFINITY_INFERENCE),
+        # Only the MIG pool is labelled hpo, and it offers no whole GPU.
+        changed(job(PROD), f"{TEMPLATE}.affinity", AFFINITY_HPO),
         "node-placement",
         REQUIRED_AFFINITY,
         "the required node affinity matches none",
@@ -517,10 +520,13 @@ def test_bad_manifest_gets_exactly_its_finding(case: Bad) -> None:
 
 
 def test_every_check_has_a_bad_case() -> None:
-    checks = {case.check for case in BAD.values()}
-    # Each check function reports under one id of its own; the table names every id at least once.
-    assert len(checks) == len(WORKLOAD_CHECKS) + len(ROLE_CHECKS) + len(GANG_CHECKS)
+    checks = {case.check for case in [*BAD.values(), *SERVING_BAD.values()]}
+    checks |= {finding.check for _, _, expected in ROUTE_BAD.values() for finding in expected}
+    # Each check function reports under one id of its own (the canary routes' across documents); the tables name
+    # every id at least once.
+    assert len(checks) == len(WORKLOAD_CHECKS) + len(ROLE_CHECKS) + len(GANG_CHECKS) + 1
     assert checks == {
+        "model-name",
         "installed",
         "namespace",
         "queue",
@@ -539,6 +545,10 @@ def test_every_check_has_a_bad_case() -> None:
         "gang-quota",
         "pod-failure-policy",
         "runtime-ref",
+        "serving-pool",
+        "serving-priority",
+        "canary",
+        ROUTES_CHECK,
     }
 
 
