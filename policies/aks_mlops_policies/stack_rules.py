@@ -823,6 +823,12 @@ def _requires_memlock(term: dict[str, Any]) -> bool:
     )
 
 
+def _required_node_terms(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The nodeSelectorTerms of a pod spec's required node affinity (none: no such affinity)."""
+    required = get(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", default={})
+    return get(required, "nodeSelectorTerms", default=[]) or []
+
+
 def _memlock_labelled_pools(resources: list[PolicyResource]) -> set[str]:
     """Pools covered by a DaemonSet whose init container labels its node with the memlock label."""
     covered: set[str] = set()
@@ -832,17 +838,7 @@ def _memlock_labelled_pools(resources: list[PolicyResource]) -> set[str]:
             f"{MEMLOCK_LABEL}={MEMLOCK_LABEL_VALUE}" in (container.get("args") or [])
             for container in pod.get("initContainers") or []
         )
-        terms = (
-            get(
-                pod,
-                "affinity",
-                "nodeAffinity",
-                "requiredDuringSchedulingIgnoredDuringExecution",
-                "nodeSelectorTerms",
-                default=[],
-            )
-            or []
-        )
+        terms = _required_node_terms(pod)
         if labels:
             covered |= {pool for term in terms for pool in _term_pools(term)}
     return covered
@@ -929,17 +925,7 @@ def _pinned_pools(predictor: Mapping[str, Any]) -> set[str] | None:
     by_selector = {str(selector[key]) for key in POOL_NAME_LABELS if key in selector}
     if by_selector:
         return by_selector
-    terms = (
-        get(
-            predictor,
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            default=[],
-        )
-        or []
-    )
+    terms = _required_node_terms(predictor)
     if not terms:
         return None
     pinned: set[str] = set()
