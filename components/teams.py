@@ -38,6 +38,7 @@ from components.core.quotas import (
     format_memory,
     gpu_hard_limits,
 )
+from components.core.serving import models_uri
 from components.core.trainer import TRAINER_CONFIG_MAP, TRAINER_FILE, trainer_source
 
 # Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
@@ -325,5 +326,9 @@ class TeamWorkspace(PlatformComponent):
             "localQueue": LOCAL_QUEUE,
             "serviceAccount": WORKLOAD_SERVICE_ACCOUNT,
             "clientId": identity.client_id,
+            # The storageUri prefix of the team's models (components.workloads.serving).
+            "models": pulumi.Output.from_input(args.storage_account_name).apply(
+                lambda account: models_uri(account, team.namespace)
+            ),
         }
         self.register_outputs({"namespace": team.namespace, "clientId": self.client_id})

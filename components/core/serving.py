@@ -78,8 +78,13 @@ def predictor_service_name(inference_service: str, predictor: str | None) -> str
     return f"{inference_service}-{predictor}-predictor" if predictor else f"{inference_service}-predictor"
 
 
+def models_uri(account: str, container: str) -> str:
+    """Where a team keeps its models: the `models` folder of its blob container."""
+    return f"https://{account}.blob.core.windows.net/{container}/{MODELS_PREFIX}"
+
+
 def model_storage_uri(account: str, container: str, model: str, version: str) -> str:
-    return f"https://{account}.blob.core.windows.net/{container}/{MODELS_PREFIX}/{model}/{version}"
+    return f"{models_uri(account, container)}/{model}/{version}"
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,20 @@ def test_exports_name_the_cluster_and_summarize_pool_capacity(stack: str, stack_
         assert exported["gpusPerNode"] == vm.gpu_count
         assert exported["capacityAtMax"] == vm.gpu_count * slices * pool["maxCount"]
         assert (exported["minCount"], exported["maxCount"]) == (pool.get("minCount", 0), pool["maxCount"])
+    # Each team's entry tells it where to submit work and where its models go: its own blob container's `models`.
+    account = outputs["storageAccount"]
+    assert [
+        (t["name"], t["namespace"], t["localQueue"], t["serviceAccount"], t["models"]) for t in outputs["teams"]
+    ] == [
+        (
+            t["name"],
+            t.get("namespace", t["name"]),
+            "default",
+            "training",
+            f"https://{account}.blob.core.windows.net/{t.get('namespace', t['name'])}/models",
+        )
+        for t in stack_config["aks-mlops:teams"]
+    ]
 
 
 @pytest.mark.parametrize(
