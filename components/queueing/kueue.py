@@ -285,7 +285,8 @@ def manager_config(kueue: KueueSettings, *, training_operator_v1: bool = False) 
 # TrainJob and the JobSet it runs as (both brought by the kubeflow-trainer chart, which Kueue's release waits for).
 # Kubeflow v1 PyTorchJob/TFJob are off in the 0.19 chart by default (deprecated upstream in favour of Trainer v2)
 # and are enabled (`integrations`) only where the stack installs the Training Operator v1.
-# `deployment` admits serving Deployments (the reference `inference-deployment.yaml`) pod by pod. Verified in the
+# `deployment` admits serving Deployments (those KServe makes of an InferenceService, components.workloads.serving)
+# pod by pod. Verified in the
 # v0.19.2 sources: pkg/controller/jobs/deployment registers the framework "deployment" with
 # ImplicitlyEnabledFrameworkNames ["pod"] (since v0.15 `pod` no longer has to be listed for it), and an implicitly
 # enabled pod integration only gates pods carrying the suspended-by-parent annotation (pod_controller.go Skip).

@@ -1,8 +1,8 @@
 """Team workloads: what teams run on the platform, as the platform expects it.
 
-`reference` renders each team's reference workloads of a stack (a checkpointed Job, a distributed PyTorchJob, a MIG
-trial, a TFJob, an inference Deployment) from the stack's settings, purely; the offline plan writes them to
-`workloads/<team>/`, and their entrypoint is `trainer/train.py`, which every team namespace holds in a ConfigMap
-(components.core.trainer). `admission` holds the guardrails the API server
-applies to the teams' own workloads.
+`reference` renders each team's reference workloads of a stack (a checkpointed Job, a distributed PyTorchJob and
+TrainJob, a MIG trial, a TFJob) from the stack's settings, purely, and `serving` each serving team's InferenceService
+with a canary and its weighted route; the offline plan writes them to `workloads/<team>/`. The training entrypoint is
+`trainer/train.py`, which every team namespace holds in a ConfigMap (components.core.trainer). `admission` holds the
+guardrails the API server applies to the teams' own workloads.
 """

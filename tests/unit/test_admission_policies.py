@@ -382,6 +382,17 @@ BAD = {
         "admits images by digest only",
         variants=("digests",),
     ),
+    # The Deployment KServe makes of an InferenceService is checked like a team's own (an InferenceService is no kind
+    # the guardrails check), so in prod a ServingRuntime's image must be a digest (serving.images).
+    "kserve-deployment-runtime-by-tag": Bad(
+        deployment(
+            gpu_container("kserve-container", image="vllm/vllm-openai:v0.33.0"),
+            **owned_by("serving.kserve.io/v1beta1", "InferenceService"),
+        ),
+        IMAGES_PINNED,
+        "the image of container kserve-container (vllm/vllm-openai:v0.33.0) is not pinned",
+        variants=("digests",),
+    ),
 }
 
 
