@@ -13,11 +13,15 @@ import pytest
 from aks_mlops_policies import ALL_POLICIES
 from pulumi_policy import StackValidationPolicy
 
-from offline.engine import ProgramRun
+from components.config.loader import load_settings
+from components.workloads.serving import SERVING_FILE, serving_workloads
+from offline.engine import ProgramRun, load_stack_config, stack_settings_raw
+from offline.plan import storage_account_name
 from offline.policy_check import check, load_policy_config, mandatory
 from tests.support.policy import (
     ADVISORY_RULE,
     GUARDRAIL_CASES,
+    INFERENCE_SERVICE,
     INTEGRATION_CASES,
     MEMLOCK_CASES,
     POLICIES,
@@ -34,6 +38,7 @@ from tests.support.policy import (
     ok,
     reported,
     setting,
+    workload,
 )
 from tests.support.policy import CASES as RESOURCE_AND_PROD_CASES
 
@@ -396,6 +401,32 @@ def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
 
 def test_real_stacks_pass_the_whole_pack(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
     assert check(stack_runs[stack], load_policy_config(stack)) == []
+
+
+# The pack's rules that read InferenceServices.
+SERVING_RULES = (
+    "inference-services-serving-priority",
+    "inference-service-canaries-valid",
+    "inference-services-on-inference-pools",
+    "no-latest-or-untagged-images",
+)
+
+
+@pytest.mark.parametrize("rule", SERVING_RULES)
+def test_the_platforms_own_inference_services_pass_the_serving_rules(
+    stack: str, rule: str, stack_runs: dict[str, ProgramRun]
+) -> None:
+    """The reference InferenceServices the offline plan renders (components.workloads.serving), as a stack that
+    manages them with Pulumi would hand them to the pack: one layer's paved road is the other's compliant case."""
+    settings = load_settings(stack_settings_raw(load_stack_config(stack)))
+    references = serving_workloads(settings, storage_account_name(stack_runs[stack]))
+    assert references, "no serving team: the case would be vacuous"
+
+    def add_references(policy_stack: PolicyStack) -> None:
+        for team, files in references.items():
+            workload(INFERENCE_SERVICE, f"{team}-reference-llm", copy.deepcopy(files[SERVING_FILE]))(policy_stack)
+
+    assert reported(ok(rule, stack, add_references), stack_runs) == []
 
 
 def test_dev_fails_prod_config_only_on_prod_rules(stack_runs: dict[str, ProgramRun]) -> None:
