@@ -148,6 +148,8 @@ POOL_NAME_LABELS = ("agentpool", "kubernetes.azure.com/agentpool")
 # GPU pools are labelled `workload: <role>`; serving belongs on the `inference` ones.
 WORKLOAD_LABEL = "workload"
 INFERENCE_WORKLOAD = "inference"
+# The taint the program puts on inference pools (components.core.scheduling.INFERENCE_TAINT), as AKS writes it.
+INFERENCE_TAINT = "aks-mlops/workload=inference:NoSchedule"
 SERVING_PRIORITY = "inference-critical"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"

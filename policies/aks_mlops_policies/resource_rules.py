@@ -11,6 +11,7 @@ from aks_mlops_policies.props import (
     AGENT_POOL,
     DEPLOYMENT_MODE_ANNOTATION,
     HELM_RELEASE,
+    INFERENCE_TAINT,
     INFERENCE_WORKLOAD,
     LEGACY_STANDARD_MODE,
     MANAGED_CLUSTER,
@@ -278,6 +279,25 @@ def _inference_pool_not_spot(args: ResourceValidationArgs, report: Report) -> No
         )
 
 
+def _inference_pool_tainted(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type != AGENT_POOL:
+        return
+    labels = args.props.get("nodeLabels") or {}
+    if labels.get(WORKLOAD_LABEL) == INFERENCE_WORKLOAD and INFERENCE_TAINT not in (args.props.get("nodeTaints") or []):
+        report(
+            f"node pool {args.name} is labelled {WORKLOAD_LABEL}={INFERENCE_WORKLOAD} but its nodes lack the taint "
+            f"{INFERENCE_TAINT}, which its Kueue flavor requires of the pods it admits: pods that bypass Kueue and "
+            "tolerate the GPU taint could take the GPUs kept warm for models; add the taint to nodeTaints"
+        )
+
+
+inference_pools_tainted = ResourceValidationPolicy(
+    name="inference-pools-tainted",
+    description="Node pools labelled workload=inference carry the serving taint their Kueue flavor requires.",
+    validate=_inference_pool_tainted,
+)
+
+
 inference_pools_not_spot = ResourceValidationPolicy(
     name="inference-pools-not-spot",
     description="Node pools labelled workload=inference run on regular VMs, never Spot.",
@@ -409,6 +429,7 @@ RESOURCE_POLICIES = [
     gpu_requests_equal_limits,
     priority_class_value,
     inference_pools_not_spot,
+    inference_pools_tainted,
     inference_services_serving_priority,
     inference_service_canaries_valid,
 ]

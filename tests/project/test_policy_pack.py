@@ -16,7 +16,7 @@ from pulumi_policy import EnforcementLevel
 
 from components import compute
 from components.config import pools
-from components.core import fabric, naming, serving, versions
+from components.core import fabric, naming, scheduling, serving, versions
 from components.monitoring import scraping
 from components.network import memlock
 from components.queueing import topology
@@ -65,6 +65,7 @@ def test_pack_knows_the_serving_names_the_program_uses() -> None:
     assert set(props.POOL_NAME_LABELS) <= set(fabric.AKS_NODE_LABELS)
     assert props.WORKLOAD_LABEL in pools.PLATFORM_LABELS
     assert props.INFERENCE_WORKLOAD == pools.INFERENCE_WORKLOAD
+    assert str(scheduling.INFERENCE_TAINT) == props.INFERENCE_TAINT
     assert (props.SERVING_PRIORITY, props.PRIORITY_CLASS_LABEL) == (
         naming.SERVING_PRIORITY,
         naming.PRIORITY_CLASS_LABEL,

@@ -764,6 +764,15 @@ SERVING_RESOURCE_CASES = [
         "node pool t4serve-pool is labelled workload=inference but runs on Spot VMs; an eviction would drop serving "
         "replicas mid-request: set scaleSetPriority: Regular (spot: false)",
     ),
+    ok("inference-pools-tainted", "dev"),
+    ok("inference-pools-tainted", "prod"),
+    bad(
+        "inference-pools-tainted",
+        "prod",
+        setting("a100serve-pool", "nodeTaints", ["sku=gpu:NoSchedule"]),
+        "node pool a100serve-pool is labelled workload=inference but its nodes lack the taint "
+        "aks-mlops/workload=inference:NoSchedule, which its Kueue flavor requires of the pods it admits",
+    ),
     ok(SERVING_PRIORITY_RULE, "dev", DEV_SERVICE),
     # A canary may restate the predictor's priority.
     ok(
