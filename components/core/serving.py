@@ -72,6 +72,17 @@ AZURE_BLOB_URI_PATTERN = r"https://(.+?).blob.core.windows.net/(.+)"
 MODELS_PREFIX = "models"
 
 
+# KServe's host of an InferenceService (`domainTemplate`, a Go template; kserve-resources values.yaml default at
+# v0.20.0), which KServe reports as `status.url`. The chart values set it explicitly and the teams' routes name the
+# host `inference_host` renders, so the two cannot drift apart.
+DOMAIN_TEMPLATE = "{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}"
+
+
+def inference_host(name: str, namespace: str, domain: str) -> str:
+    """The host DOMAIN_TEMPLATE gives an InferenceService."""
+    return f"{name}-{namespace}.{domain}"
+
+
 def predictor_service_name(inference_service: str, predictor: str | None) -> str:
     """The Deployment and Service KServe names a predictor (constants.PredictorServiceName at v0.20.0):
     `<isvc>-<predictor name>-predictor`, or `<isvc>-predictor` for a predictor without a name."""

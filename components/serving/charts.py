@@ -11,7 +11,7 @@ from typing import Any
 from components.config.serving import ServingSettings
 from components.core.naming import GATEWAY_NAMESPACE
 from components.core.placement import system_placement
-from components.core.serving import GATEWAY_NAME, STANDARD_MODE
+from components.core.serving import DOMAIN_TEMPLATE, GATEWAY_NAME, STANDARD_MODE
 
 
 def cert_manager_values() -> dict[str, Any]:
@@ -57,6 +57,7 @@ def kserve_values(serving: ServingSettings) -> dict[str, Any]:
                 "deploymentMode": STANDARD_MODE,
                 "gateway": {
                     "domain": serving.domain,
+                    "domainTemplate": DOMAIN_TEMPLATE,
                     "urlScheme": "http",
                     "disableIngressCreation": True,
                     "ingressGateway": {

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.config.serving import ROLLOUT_SURGE
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
 from components.core.naming import (
@@ -49,6 +50,7 @@ from components.core.serving import (
     STANDARD_MODE,
     VARIANT_LABEL,
     VLLM,
+    inference_host,
     model_storage_uri,
     predictor_service_name,
     supports_bfloat16,
@@ -125,7 +127,8 @@ def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFact
                 "labels": {WORKLOAD_IDENTITY_LABEL: "true", VARIANT_LABEL: STABLE_VARIANT},
                 "deploymentStrategy": {
                     "type": "RollingUpdate",
-                    "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+                    # The surge the serving quota check counts on (components.config.serving.rollout_gpus).
+                    "rollingUpdate": {"maxSurge": ROLLOUT_SURGE, "maxUnavailable": 0},
                 },
                 "model": model,
             },
@@ -149,8 +152,8 @@ def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFact
 
 
 def canary_route(settings: Settings, team: TeamSettings) -> Manifest:
-    """The InferenceService's host (KServe's `domainTemplate`: `<name>-<namespace>.<domain>`, which it reports as
-    `status.url`) on the inference gateway, weighted between the two predictors' Services."""
+    """The InferenceService's host (components.core.serving.inference_host, KServe's `domainTemplate`, which it
+    reports as `status.url`) on the inference gateway, weighted between the two predictors' Services."""
     percent = settings.serving.canary_traffic_percent
 
     def backend(predictor: str, weight: int) -> dict[str, Any]:
@@ -171,7 +174,7 @@ def canary_route(settings: Settings, team: TeamSettings) -> Manifest:
                     "sectionName": GATEWAY_LISTENER,
                 }
             ],
-            "hostnames": [f"{MODEL_NAME}-{team.namespace}.{settings.serving.domain}"],
+            "hostnames": [inference_host(MODEL_NAME, team.namespace, settings.serving.domain)],
             "rules": [
                 {
                     "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],

@@ -23,6 +23,7 @@ import pytest
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.config.settings import Settings
+from components.core.scheduling import INFERENCE_WORKLOAD
 from offline.engine import namespaced, stack_settings_raw
 
 __all__ = [
@@ -127,7 +128,7 @@ def _teams_follow_pools(overrides: dict[str, Any]) -> dict[str, Any]:
     pools = overrides.get("gpuPools")
     if pools is not None and "teams" not in overrides:
         result["teams"] = [team()]
-    serves = any(isinstance(pool, Mapping) and pool.get("workload") == "inference" for pool in pools or ())
+    serves = any(isinstance(pool, Mapping) and pool.get("workload") == INFERENCE_WORKLOAD for pool in pools or ())
     if pools is not None and "serving" not in overrides and not serves:
         result["serving"] = {"enabled": False}
     return result

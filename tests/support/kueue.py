@@ -18,6 +18,7 @@ from typing import Any
 
 from components.config.loader import load_settings
 from components.config.settings import Settings
+from components.core.scheduling import INFERENCE_WORKLOAD
 from components.queueing.kueue import kueue_custom_resources, local_queue, team_queues
 from components.queueing.priorities import KUEUE_API, PRIORITIES, workload_priority_class
 from offline.engine import PROJECT, load_stack_config, stack_settings_raw
@@ -157,7 +158,7 @@ def expected_identities(stack_config: dict[str, Any]) -> set[tuple[str, str, str
         *(
             ("Topology", p["name"], None)
             for p in config(stack_config, "gpuPools")
-            if "migProfile" not in p and p["maxCount"] > 1 and p["workload"] != "inference"
+            if "migProfile" not in p and p["maxCount"] > 1 and p["workload"] != INFERENCE_WORKLOAD
         ),
         *(("ClusterQueue", cluster, None) for cluster in queues.values()),
         *(("LocalQueue", local, namespace) for namespace, local in queues),

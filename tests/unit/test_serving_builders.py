@@ -4,11 +4,20 @@ against KServe v0.20.0's CRD."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from components.config.serving import ServingSettings
 from components.config.teams import TeamSettings
-from components.core.serving import SERVING_RUNTIMES, TRITON, VLLM
+from components.core.serving import (
+    DOMAIN_TEMPLATE,
+    SERVING_RUNTIMES,
+    TRITON,
+    VLLM,
+    inference_host,
+    model_storage_uri,
+)
 from components.serving.charts import cert_manager_values, envoy_gateway_values, kserve_values
 from components.serving.gateway import envoy_proxy, gateway, gateway_class
 from components.serving.runtimes import (
@@ -52,6 +61,7 @@ def test_kserve_runs_standard_mode_behind_the_platform_gateway_without_routes_of
                 "deploymentMode": "Standard",
                 "gateway": {
                     "domain": "models.example.com",
+                    "domainTemplate": "{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}",
                     "urlScheme": "http",
                     "disableIngressCreation": True,
                     "ingressGateway": {
@@ -273,3 +283,22 @@ def test_model_servers_take_traffic_from_the_gateway_and_scrapes_from_managed_pr
             ],
         },
     }
+
+
+def test_the_routes_host_is_the_one_kserves_domain_template_renders() -> None:
+    # Go's text/template with the InferenceService's name and namespace and the gateway's domain, as KServe fills it.
+    rendered = (
+        DOMAIN_TEMPLATE.replace("{{ .Name }}", "reference-llm")
+        .replace("{{ .Namespace }}", "team-a")
+        .replace("{{ .IngressDomain }}", "models.example.com")
+    )
+    assert rendered == inference_host("reference-llm", "team-a", "models.example.com")
+    assert rendered == "reference-llm-team-a.models.example.com"
+
+
+def test_model_uris_are_the_blob_uris_kserves_storage_initializer_downloads() -> None:
+    # The storage container handles exactly the URIs the teams' models have (kserve_storage.py _AZURE_BLOB_RE).
+    uri = model_storage_uri("stexample", "team-a", "reference-llm", "v1")
+    assert uri == "https://stexample.blob.core.windows.net/team-a/models/reference-llm/v1"
+    (uri_format,) = storage_container()["spec"]["supportedUriFormats"]
+    assert re.fullmatch(uri_format["regex"], uri)
