@@ -19,9 +19,9 @@ import yaml
 
 from offline.__main__ import main
 from offline.engine import PROJECT_DIR, load_stack_config
+from tests.support.checker_serving import canary_route, inference_service
 from tests.support.config import settings_for
 from tests.support.manifests import DELETE, changed, deployment, job, pytorch_job
-from tests.unit.test_workload_checker_serving import canary_route, inference_service
 
 DEV = settings_for(load_stack_config("dev"))
 CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "team-a"}}

@@ -23,6 +23,8 @@ from offline.check_normalize import normalize
 from offline.check_routes import CHECK as ROUTES_CHECK
 from offline.check_rules import GANG_CHECKS, ROLE_CHECKS, WORKLOAD_CHECKS, Platform
 from offline.engine import load_stack_config
+from tests.support.checker_serving import BAD as SERVING_BAD
+from tests.support.checker_serving import ROUTE_BAD
 from tests.support.config import A100, settings_for
 from tests.support.kueue import topology_aware_settings
 from tests.support.manifests import (
@@ -38,8 +40,6 @@ from tests.support.manifests import (
     tf_job,
     train_job,
 )
-from tests.unit.test_workload_checker_serving import BAD as SERVING_BAD
-from tests.unit.test_workload_checker_serving import ROUTE_BAD
 
 DEV = settings_for(load_stack_config("dev"))
 PROD = settings_for(load_stack_config("prod"))

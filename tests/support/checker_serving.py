@@ -1,0 +1,906 @@
+"""Cases of the workload checker on KServe InferenceServices and the HTTPRoutes that split their traffic.
+
+The manifests are the platform's reference shape (components.workloads.serving), built here from the stack: the
+stable predictor `v1` and a canary `v2` at 20 %, pinned to the team's inference pool and tolerating its taint, and
+the route weighing the two predictors' Services 80/20. Each bad case makes one thing wrong and names the whole of
+the one finding the checker must report (check id, field path, problem, fix); the route cases check several
+documents at once and also name the document and object each finding belongs to.
+tests/unit/test_workload_checker_serving.py runs them, tests/unit/test_workload_checker.py reads `BAD` and
+`ROUTE_BAD` for its every-check-has-a-case table, and tests/program/test_checker_cli.py writes `inference_service`
+and `canary_route` to files.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, NamedTuple
+
+from components.config.settings import Settings
+from components.core.naming import GATEWAY_NAMESPACE
+from components.core.pool_facts import GpuPoolFacts
+from components.queueing.kueue import resource_flavor
+from components.workloads.serving import serving_workloads
+from offline.check import Finding
+from offline.check_rules import Platform
+from offline.engine import load_stack_config
+from tests.support.config import settings_for
+from tests.support.manifests import DELETE, changed, job, resolve
+
+MODEL = "reference-llm"
+
+
+STABLE = "v1"
+
+
+CANARY = "v2"
+
+
+DEV = settings_for(load_stack_config("dev"))
+
+
+PROD = settings_for(load_stack_config("prod"))
+
+
+def _dev_with(**overrides: Any) -> Settings:
+    return settings_for(load_stack_config("dev"), **overrides)
+
+
+# team-a holds GPU quota on the inference pool only.
+DEV_INFERENCE_ONLY = _dev_with(
+    teams=[{"name": "team-a", "cpu": 16, "memory": "64Gi", "gpuQuota": {"t4serve": 3}}],
+)
+
+
+# A stack without KServe.
+DEV_NO_SERVING = _dev_with(serving={"enabled": False})
+
+
+# An inference pool of one node with four T4s, on which team-a holds three.
+DEV_FOUR_GPU_NODES = _dev_with(
+    gpuPools=[
+        *load_stack_config("dev")["aks-mlops:gpuPools"],
+        {"name": "t4x4serve", "vmSize": "Standard_NC64as_T4_v3", "workload": "inference", "minCount": 1, "maxCount": 1},
+    ],
+    teams=[{"name": "team-a", "cpu": 16, "memory": "64Gi", "gpuQuota": {"t4spot": 2, "t4serve": 3, "t4x4serve": 3}}],
+)
+
+
+STACKS = {
+    "dev": DEV,
+    "prod": PROD,
+    "dev-inference-only": DEV_INFERENCE_ONLY,
+    "dev-no-serving": DEV_NO_SERVING,
+    "dev-four-gpu-nodes": DEV_FOUR_GPU_NODES,
+}
+
+
+PLATFORMS = {name: Platform.from_settings(settings) for name, settings in STACKS.items()}
+
+
+QUEUE = "metadata.labels['kueue.x-k8s.io/queue-name']"
+
+
+PRIORITY = "metadata.labels['kueue.x-k8s.io/priority-class']"
+
+
+MODE = "metadata.annotations['serving.kserve.io/deploymentMode']"
+
+
+PREDICTOR = "spec.predictor"
+
+
+MODEL_SERVER = f"{PREDICTOR}.model"
+
+
+CANARY_PREDICTOR = "spec.canary[0].predictor"
+
+
+TOLERATION = "{key: aks-mlops/workload, operator: Equal, value: inference, effect: NoSchedule}"
+
+
+T4SERVE = "t4serve {accelerator=nvidia, agentpool=t4serve, workload=inference}"
+
+
+T4SPOT = "t4spot {accelerator=nvidia, agentpool=t4spot, kubernetes.azure.com/scalesetpriority=spot, workload=training}"
+
+
+WHY = (
+    "models are served from the inference pools (workload=inference: kept warm, never spot), not from GPUs meant for "
+    "training"
+)
+
+
+REFUSED = "KServe's webhook refuses the InferenceService"
+
+
+def inference_pool(settings: Settings, namespace: str) -> GpuPoolFacts:
+    """The first pool labelled workload=inference on which the team holds quota."""
+    team = next(team for team in settings.teams if team.namespace == namespace)
+    quota = {quota.flavor for quota in team.gpu_quotas}
+    return next(
+        facts
+        for facts in settings.flavors.values()
+        if facts.node_labels.get("workload") == "inference" and facts.name in quota
+    )
+
+
+def tolerations(facts: GpuPoolFacts) -> list[dict[str, str]]:
+    """Tolerations of every node taint of the pool's Kueue flavor (the taint of an inference pool)."""
+    taints = resource_flavor(facts)["spec"].get("nodeTaints", [])
+    return [{"key": t["key"], "operator": "Equal", "value": t["value"], "effect": t["effect"]} for t in taints]
+
+
+def _model(version: str, namespace: str) -> dict[str, Any]:
+    return {
+        "modelFormat": {"name": "vLLM"},
+        "runtime": "vllm",
+        "storageUri": f"https://acct.blob.core.windows.net/{namespace}/models/{MODEL}/{version}",
+    }
+
+
+def inference_service(
+    settings: Settings, *, namespace: str = "team-a", gpus: int = 1, percent: int = 20
+) -> dict[str, Any]:
+    """The reference InferenceService: `v1` stable on the team's inference pool, canary `v2` with `percent`."""
+    facts = inference_pool(settings, namespace)
+    amounts = {"cpu": "6", "memory": "42Gi", facts.gpu_resource: gpus}
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {
+            "name": MODEL,
+            "namespace": namespace,
+            "annotations": {"serving.kserve.io/deploymentMode": "Standard"},
+            "labels": {
+                "kueue.x-k8s.io/queue-name": "default",
+                "kueue.x-k8s.io/priority-class": "inference-critical",
+                "team": namespace,
+            },
+        },
+        "spec": {
+            "predictor": {
+                "name": STABLE,
+                "minReplicas": 1,
+                "maxReplicas": 1,
+                "serviceAccountName": "training",
+                "priorityClassName": "inference-critical",
+                "terminationGracePeriodSeconds": 120,
+                "nodeSelector": dict(facts.selector),
+                "tolerations": tolerations(facts),
+                "labels": {"azure.workload.identity/use": "true", "aks-mlops/serving-variant": "stable"},
+                "deploymentStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+                "model": {
+                    **_model(STABLE, namespace),
+                    "resources": {"requests": dict(amounts), "limits": dict(amounts)},
+                },
+            },
+            "canary": [
+                {
+                    "trafficPercent": percent,
+                    "predictor": {
+                        "name": CANARY,
+                        "labels": {"aks-mlops/serving-variant": "canary"},
+                        "model": {"name": "kserve-container", **_model(CANARY, namespace)},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def canary_route(*, namespace: str = "team-a", weights: tuple[int, int] = (80, 20)) -> dict[str, Any]:
+    """The reference HTTPRoute: the platform's Gateway, the two predictors' Services weighed `weights`."""
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": MODEL, "namespace": namespace, "labels": {"team": namespace}},
+        "spec": {
+            "parentRefs": [
+                {
+                    "group": "gateway.networking.k8s.io",
+                    "kind": "Gateway",
+                    "name": "inference",
+                    "namespace": GATEWAY_NAMESPACE,
+                    "sectionName": "http",
+                }
+            ],
+            "hostnames": [f"{MODEL}-{namespace}.inference.internal"],
+            "rules": [
+                {
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                    "backendRefs": [
+                        {"name": f"{MODEL}-{STABLE}-predictor", "port": 80, "weight": weights[0]},
+                        {"name": f"{MODEL}-{CANARY}-predictor", "port": 80, "weight": weights[1]},
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def with_second_canary(manifest: dict[str, Any], name: str, percent: int) -> dict[str, Any]:
+    """A copy with another canary like the first, named `name`, at `percent`."""
+    manifest = copy.deepcopy(manifest)
+    second = copy.deepcopy(manifest["spec"]["canary"][0])
+    second["trafficPercent"] = percent
+    second["predictor"]["name"] = name
+    manifest["spec"]["canary"].append(second)
+    return manifest
+
+
+DEV_ISVC = inference_service(DEV)
+
+
+PROD_ISVC = inference_service(PROD)
+
+
+AFFINITY_INFERENCE_OR_TRAINING = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "workload", "operator": "In", "values": ["inference", "training"]}]}
+            ]
+        }
+    }
+}
+
+
+def _custom_container_predictor() -> dict[str, Any]:
+    """A predictor without `model`: its own container serves, image and all."""
+    manifest = changed(DEV_ISVC, "spec.canary", DELETE)
+    container = {
+        "name": "kserve-container",
+        "image": "registry.example/llm-server",
+        "resources": resolve(manifest, f"{MODEL_SERVER}.resources"),
+    }
+    return changed(changed(manifest, MODEL_SERVER, DELETE), f"{PREDICTOR}.containers", [container])
+
+
+class Bad(NamedTuple):
+    stack: str
+    manifest: dict[str, Any]
+    check: str
+    path: str
+    problem: str
+    fix: str
+
+
+CANARY_REPLICAS_PROBLEM = (
+    f"is set, but a canary runs a fixed number of replicas (its minReplicas, or its share of the stable predictor's): "
+    f"{REFUSED}"
+)
+
+
+BAD = {
+    # installed
+    "inference-service-without-kserve": Bad(
+        "dev-no-serving",
+        DEV_ISVC,
+        "installed",
+        "kind",
+        "InferenceService is run by KServe, which this stack does not install (serving.enabled is off): the object "
+        "would be refused (no such CRD) and never run",
+        "serve on a stack with serving.enabled: true, or ask the platform team to turn serving on (it needs a "
+        "gpuPools entry with workload: inference)",
+    ),
+    # inference pools only
+    "serving-pool-not-pinned": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.nodeSelector", DELETE),
+        "serving-pool",
+        f"{PREDICTOR}.nodeSelector",
+        "is not set, so Kueue may place the predictor's pods on any pool the 'default' queue of team-a offers them for "
+        f"nvidia.com/gpu ({T4SERVE}; {T4SPOT}): {WHY}",
+        "pin an inference pool: nodeSelector: {agentpool: t4serve}",
+    ),
+    "serving-pool-not-pinned-nor-tolerating": Bad(
+        "dev",
+        changed(changed(DEV_ISVC, f"{PREDICTOR}.nodeSelector", DELETE), f"{PREDICTOR}.tolerations", DELETE),
+        "serving-pool",
+        f"{PREDICTOR}.nodeSelector",
+        "is not set, so Kueue may place the predictor's pods on any pool the 'default' queue of team-a offers them for "
+        f"nvidia.com/gpu ({T4SPOT}): {WHY}",
+        f"pin an inference pool: nodeSelector: {{agentpool: t4serve}}, and tolerate its taint: tolerations: "
+        f"[{TOLERATION}]",
+    ),
+    "serving-pool-spot-training-pool": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.nodeSelector", {"agentpool": "t4spot"}),
+        "serving-pool",
+        f"{PREDICTOR}.nodeSelector",
+        f"lets the predictor's pods land on pool t4spot ({T4SPOT}), which is no inference pool: {WHY}",
+        "pin an inference pool: nodeSelector: {agentpool: t4serve}",
+    ),
+    "serving-pool-prod-training-pool": Bad(
+        "prod",
+        changed(inference_service(PROD, namespace="team-b"), f"{PREDICTOR}.nodeSelector", {"agentpool": "a100"}),
+        "serving-pool",
+        f"{PREDICTOR}.nodeSelector",
+        "lets the predictor's pods land on pool a100 (a100 {accelerator=nvidia, agentpool=a100, workload=training}), "
+        f"which is no inference pool: {WHY}",
+        "pin an inference pool: nodeSelector: {agentpool: a100serve}",
+    ),
+    "serving-pool-affinity-allowing-training": Bad(
+        "dev",
+        changed(
+            changed(DEV_ISVC, f"{PREDICTOR}.nodeSelector", DELETE),
+            f"{PREDICTOR}.affinity",
+            AFFINITY_INFERENCE_OR_TRAINING,
+        ),
+        "serving-pool",
+        f"{PREDICTOR}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        f"lets the predictor's pods land on pool t4spot ({T4SPOT}), which is no inference pool: {WHY}",
+        "pin an inference pool: nodeSelector: {agentpool: t4serve}",
+    ),
+    "serving-pool-canary-pinned-elsewhere": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.nodeSelector", {"agentpool": "t4spot"}),
+        "serving-pool",
+        f"{CANARY_PREDICTOR}.nodeSelector",
+        f"lets the predictor's pods land on pool t4spot ({T4SPOT}), which is no inference pool: {WHY}",
+        "pin an inference pool: nodeSelector: {agentpool: t4serve}",
+    ),
+    # the inference pool's taint, GPU resources, placement and size, as for every workload
+    "placement-inference-pool-without-toleration": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.tolerations", DELETE),
+        "node-placement",
+        f"{PREDICTOR}.nodeSelector",
+        "nodeSelector agentpool=t4serve selects pool t4serve, whose flavor Kueue assigns only to pods tolerating the "
+        "taint aks-mlops/workload=inference:NoSchedule: this pod does not, so Kueue can never place it",
+        f"add tolerations: [{TOLERATION}]",
+    ),
+    "placement-no-such-pool": Bad(
+        "prod",
+        changed(PROD_ISVC, f"{PREDICTOR}.nodeSelector", {"agentpool": "h200"}),
+        "node-placement",
+        f"{PREDICTOR}.nodeSelector",
+        "nodeSelector agentpool=h200 matches none of the pools the 'default' queue of team-a offers for nvidia.com/gpu "
+        "(a100 {accelerator=nvidia, agentpool=a100, workload=training}; a100serve {accelerator=nvidia, "
+        "agentpool=a100serve, workload=inference}; h100 {accelerator=nvidia, agentpool=h100, workload=training}), so "
+        "Kueue can never place it",
+        "select an inference pool of the queue (agentpool: a100serve)",
+    ),
+    "gpu-resource-only-on-the-untolerated-inference-pool": Bad(
+        "dev-inference-only",
+        changed(inference_service(DEV_INFERENCE_ONLY), f"{PREDICTOR}.tolerations", DELETE),
+        "gpu-resource",
+        f"{MODEL_SERVER}.resources.limits",
+        "asks for nvidia.com/gpu, which the 'default' queue of team-a offers only on pool t4serve, whose flavor Kueue "
+        "assigns only to pods tolerating the taint aks-mlops/workload=inference:NoSchedule: this pod does not, so "
+        "Kueue never admits it",
+        f"add tolerations: [{TOLERATION}]",
+    ),
+    # training on an inference pool: Kueue never assigns its flavor to pods that do not tolerate its taint
+    "training-job-with-quota-on-the-inference-pool-only": Bad(
+        "dev-inference-only",
+        job(DEV_INFERENCE_ONLY, checkpoints=False),
+        "gpu-resource",
+        "spec.template.spec.containers[0].resources.limits",
+        "asks for nvidia.com/gpu, which the 'default' queue of team-a offers only on pool t4serve, whose flavor Kueue "
+        "assigns only to pods tolerating the taint aks-mlops/workload=inference:NoSchedule: this pod does not, so "
+        "Kueue never admits it",
+        "t4serve serves models only: run it on a pool the team has training quota on, or ask the platform team for "
+        "quota of nvidia.com/gpu on one",
+    ),
+    "training-job-pinned-to-the-inference-pool": Bad(
+        "prod",
+        job(PROD, pool="a100serve"),
+        "node-placement",
+        "spec.template.spec.nodeSelector",
+        "nodeSelector agentpool=a100serve selects pool a100serve, whose flavor Kueue assigns only to pods tolerating "
+        "the taint aks-mlops/workload=inference:NoSchedule: this pod does not, so Kueue can never place it",
+        "a100serve serves models only: run it on a pool the team has training quota on, or ask the platform team "
+        "for quota of nvidia.com/gpu on one",
+    ),
+    "gpu-request-differs-from-limit": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{MODEL_SERVER}.resources.requests['nvidia.com/gpu']", 2),
+        "gpu-requests-limits",
+        f"{MODEL_SERVER}.resources",
+        "requests 2 nvidia.com/gpu but limits it to 1: GPUs cannot be overcommitted, the API server rejects a GPU "
+        "request that differs from its limit",
+        "set requests and limits of nvidia.com/gpu to the same count",
+    ),
+    "gpus-per-node": Bad(
+        "dev",
+        inference_service(DEV, gpus=2),
+        "gpus-per-node",
+        f"{MODEL_SERVER}.resources.limits",
+        "one pod asks for 2 nvidia.com/gpu, but the selected pool has at most 1 per node (t4serve: 1): the pod can "
+        "never be scheduled",
+        "serve the model on at most 1 nvidia.com/gpu per replica (a smaller or quantized model, or less tensor "
+        "parallelism)",
+    ),
+    "quota-one-pod-at-a-time": Bad(
+        "dev-four-gpu-nodes",
+        changed(inference_service(DEV_FOUR_GPU_NODES, gpus=4), f"{PREDICTOR}.nodeSelector", {"agentpool": "t4x4serve"}),
+        "gang-quota",
+        f"{MODEL_SERVER}.resources.limits",
+        "one pod asks for 4 nvidia.com/gpu, more than team-a can ever be admitted with on one pool (t4x4serve: 3 "
+        "nominal + 0 borrowable): Kueue admits each pod on its own, and this one never fits",
+        "ask for at most 3 nvidia.com/gpu per pod, or ask the platform team for more quota",
+    ),
+    "termination-grace-over-autoscaler": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.terminationGracePeriodSeconds", 600),
+        "termination-grace",
+        f"{PREDICTOR}.terminationGracePeriodSeconds",
+        "is 600 s, but the cluster autoscaler waits at most 120 s (maxGracefulTerminationSec) when it drains a node: "
+        "the pod is killed before it finishes shutting down",
+        "set it to at most 120, and finish the requests in flight within that time",
+    ),
+    "queue-on-the-predictor-labels": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.labels['kueue.x-k8s.io/queue-name']", "fast"),
+        "queue",
+        f"{PREDICTOR}.labels['kueue.x-k8s.io/queue-name']",
+        "names LocalQueue 'fast', which does not exist in namespace team-a (its queues: default), so Kueue never "
+        "admits it",
+        "set kueue.x-k8s.io/queue-name to one of: default",
+    ),
+    # pinned images
+    "image-of-the-model-server": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{MODEL_SERVER}.image", "vllm/vllm-openai:latest"),
+        "image-pinned",
+        f"{MODEL_SERVER}.image",
+        "image 'vllm/vllm-openai:latest' is not pinned: give a version tag or a digest, never latest",
+        "pin a version tag or a digest (registry/repository:1.4.2 or registry/repository@sha256:...)",
+    ),
+    "image-of-the-canary-where-digests-required": Bad(
+        "prod",
+        changed(PROD_ISVC, f"{CANARY_PREDICTOR}.model.image", "acr.io/vllm:0.33"),
+        "image-pinned",
+        f"{CANARY_PREDICTOR}.model.image",
+        "image 'acr.io/vllm:0.33' is not pinned by digest (@sha256:...), which this stack requires",
+        "pin it by digest: registry/repository@sha256:<digest> (image-build.yml outputs the digest it pushed)",
+    ),
+    "image-of-a-predictor-container": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.containers", [{"name": "proxy", "image": "envoyproxy/envoy"}]),
+        "image-pinned",
+        f"{PREDICTOR}.containers[0].image",
+        "image 'envoyproxy/envoy' is not pinned: give a version tag or a digest, never latest",
+        "pin a version tag or a digest (registry/repository:1.4.2 or registry/repository@sha256:...)",
+    ),
+    "image-of-a-custom-container-predictor": Bad(
+        "dev",
+        _custom_container_predictor(),
+        "image-pinned",
+        f"{PREDICTOR}.containers[0].image",
+        "image 'registry.example/llm-server' is not pinned: give a version tag or a digest, never latest",
+        "pin a version tag or a digest (registry/repository:1.4.2 or registry/repository@sha256:...)",
+    ),
+    # priorities
+    "priority-class-unknown": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.priorityClassName", "high"),
+        "priority-class",
+        f"{PREDICTOR}.priorityClassName",
+        "'high' is not a PriorityClass of the platform (training-batch, inference-critical), so the API server "
+        "rejects the pods",
+        "use training-batch for training or inference-critical for serving",
+    ),
+    "serving-priority-label-of-training": Bad(
+        "dev",
+        changed(DEV_ISVC, PRIORITY, "training-batch"),
+        "serving-priority",
+        PRIORITY,
+        "is 'training-batch', not serving's inference-critical: Kueue admits the model server's pods no sooner than "
+        "batch training and cannot preempt training for them",
+        "set kueue.x-k8s.io/priority-class: inference-critical",
+    ),
+    "serving-priority-label-missing": Bad(
+        "dev",
+        changed(DEV_ISVC, PRIORITY, DELETE),
+        "serving-priority",
+        PRIORITY,
+        "is not set, so Kueue's priority for the model server's pods hangs on their PriorityClass alone (0 without "
+        "one): a serving workload names inference-critical to Kueue too",
+        "set kueue.x-k8s.io/priority-class: inference-critical",
+    ),
+    "serving-priority-class-of-training": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.priorityClassName", "training-batch"),
+        "serving-priority",
+        f"{PREDICTOR}.priorityClassName",
+        "is 'training-batch', not serving's inference-critical: the scheduler ranks the model server's pods with "
+        "batch training and preempts nothing to place them",
+        "set priorityClassName: inference-critical",
+    ),
+    "serving-priority-class-missing": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.priorityClassName", DELETE),
+        "serving-priority",
+        f"{PREDICTOR}.priorityClassName",
+        "is not set: the model server's pods get priority 0 (no PriorityClass is the cluster's default), below batch "
+        "training, so the scheduler preempts nothing to place them",
+        "set priorityClassName: inference-critical",
+    ),
+    "serving-priority-class-of-the-canary": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.priorityClassName", "training-batch"),
+        "serving-priority",
+        f"{CANARY_PREDICTOR}.priorityClassName",
+        "is 'training-batch', not serving's inference-critical: the scheduler ranks the model server's pods with "
+        "batch training and preempts nothing to place them",
+        "set priorityClassName: inference-critical",
+    ),
+    # KServe's canary contract
+    "model-name-on-the-stable-predictor": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{MODEL_SERVER}.name", "kserve-container"),
+        "model-name",
+        f"{MODEL_SERVER}.name",
+        "is set: KServe's webhook refuses a container name on the stable predictor's model (\"the 'name' field is not "
+        'allowed in standard predictor")',
+        "drop it; KServe names the container kserve-container itself",
+    ),
+    "canary-model-without-name": Bad(
+        "prod",
+        changed(PROD_ISVC, f"{CANARY_PREDICTOR}.model.name", DELETE),
+        "model-name",
+        f"{CANARY_PREDICTOR}.model",
+        "has no name: the InferenceService CRD of KServe v0.20.0 requires one on a canary's model, so the API server "
+        "refuses the object",
+        "set name: kserve-container (the name KServe gives the model server container anyway)",
+    ),
+    "knative-mode": Bad(
+        "dev",
+        changed(DEV_ISVC, MODE, "Knative"),
+        "installed",
+        MODE,
+        "asks for KServe's Knative mode, which needs Knative (or ModelMesh), and this platform installs neither: "
+        "KServe would never serve it",
+        "set serving.kserve.io/deploymentMode: Standard, or leave it out (the platform's default mode)",
+    ),
+    "canary-percent-above-100": Bad(
+        "dev",
+        changed(DEV_ISVC, "spec.canary[0].trafficPercent", 120),
+        "canary",
+        "spec.canary[0].trafficPercent",
+        "is 120, not a whole number from 0 to 100: the API server refuses the InferenceService",
+        "set trafficPercent to a whole number from 0 (deployed, no traffic) to 100",
+    ),
+    "canary-percent-a-string": Bad(
+        "dev",
+        changed(DEV_ISVC, "spec.canary[0].trafficPercent", "20"),
+        "canary",
+        "spec.canary[0].trafficPercent",
+        "is '20', not a whole number from 0 to 100: the API server refuses the InferenceService",
+        "set trafficPercent to a whole number from 0 (deployed, no traffic) to 100",
+    ),
+    "canary-percent-missing": Bad(
+        "dev",
+        changed(DEV_ISVC, "spec.canary[0].trafficPercent", DELETE),
+        "canary",
+        "spec.canary[0].trafficPercent",
+        "is not set: every canary states its share of the traffic, the API server refuses one without it",
+        "set trafficPercent to a whole number from 0 (deployed, no traffic) to 100",
+    ),
+    "canary-percents-above-100-together": Bad(
+        "prod",
+        with_second_canary(changed(PROD_ISVC, "spec.canary[0].trafficPercent", 60), "v3", 50),
+        "canary",
+        "spec.canary",
+        f"gives the canaries 110 % of the traffic together (v2 60 + v3 50), more than 100: {REFUSED}",
+        "lower the canaries' trafficPercent to at most 100 together; the stable predictor serves the rest",
+    ),
+    "canary-without-name": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.name", DELETE),
+        "canary",
+        f"{CANARY_PREDICTOR}.name",
+        f"is not set, but KServe names a canary's Deployment and Service after it (<isvc>-<name>-predictor): {REFUSED}",
+        "name the canary's predictor after its model version (e.g. v2)",
+    ),
+    "canary-name-twice": Bad(
+        "dev",
+        with_second_canary(changed(DEV_ISVC, "spec.canary[0].trafficPercent", 10), CANARY, 10),
+        "canary",
+        "spec.canary[1].predictor.name",
+        "'v2' is spec.canary[0]'s name too, but two canaries cannot share the Deployment reference-llm-v2-predictor: "
+        f"{REFUSED}",
+        "give every canary a name of its own",
+    ),
+    "canary-named-like-the-stable-predictor": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.name", STABLE),
+        "canary",
+        f"{CANARY_PREDICTOR}.name",
+        "'v1' is the stable predictor's name (spec.predictor.name) too, but a canary cannot share its Deployment "
+        f"reference-llm-v1-predictor: {REFUSED}",
+        "name the canary after its new model version",
+    ),
+    **{
+        f"canary-with-{field}": Bad(
+            "dev",
+            changed(DEV_ISVC, f"{CANARY_PREDICTOR}.{field}", value),
+            "canary",
+            f"{CANARY_PREDICTOR}.{field}",
+            CANARY_REPLICAS_PROBLEM,
+            f"drop {field}; set the canary's minReplicas for a fixed count",
+        )
+        for field, value in (
+            ("maxReplicas", 3),
+            ("scaleTarget", 0),
+            ("scaleMetric", "cpu"),
+            ("autoScaling", {}),
+        )
+    },
+    "canary-with-workerSpec": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.workerSpec", {"tensorParallelSize": 1}),
+        "canary",
+        f"{CANARY_PREDICTOR}.workerSpec",
+        f"is set, but KServe v0.20.0 runs no multi-node canary: {REFUSED}",
+        "drop workerSpec: a canary replica serves from one pod",
+    ),
+    "canary-more-replicas-than-the-stable": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.minReplicas", 2),
+        "canary",
+        f"{CANARY_PREDICTOR}.minReplicas",
+        f"is 2, more than the stable predictor's 1: {REFUSED}",
+        "set it to at most 1, or drop it: the canary then gets its traffic share of the stable predictor's "
+        "replicas, rounded up",
+    ),
+    "canary-more-replicas-than-the-stable-default": Bad(
+        "dev",
+        changed(changed(DEV_ISVC, f"{CANARY_PREDICTOR}.minReplicas", 2), f"{PREDICTOR}.minReplicas", DELETE),
+        "canary",
+        f"{CANARY_PREDICTOR}.minReplicas",
+        f"is 2, more than the stable predictor's 1 (spec.predictor.minReplicas unset): {REFUSED}",
+        "set it to at most 1, or drop it: the canary then gets its traffic share of the stable predictor's "
+        "replicas, rounded up",
+    ),
+}
+
+
+def _route_with_backend(route: dict[str, Any], service: str, weight: int) -> dict[str, Any]:
+    """A copy of the route with one more backend in its rule."""
+    route = copy.deepcopy(route)
+    route["spec"]["rules"][0]["backendRefs"].append({"name": service, "port": 80, "weight": weight})
+    return route
+
+
+GOOD = {
+    "dev-team-a": ("dev", [DEV_ISVC, canary_route()]),
+    "prod-team-a": ("prod", [PROD_ISVC, canary_route()]),
+    "prod-team-b": ("prod", [inference_service(PROD, namespace="team-b"), canary_route(namespace="team-b")]),
+    "prod-both-teams-in-one-run": (
+        "prod",
+        [PROD_ISVC, canary_route(), inference_service(PROD, namespace="team-b"), canary_route(namespace="team-b")],
+    ),
+    "weights-a-multiple-of-the-split": ("dev", [DEV_ISVC, canary_route(weights=(8, 2))]),
+    "dark-launch-needs-no-route": ("dev", [inference_service(DEV, percent=0)]),
+    "dark-launch-route-all-to-the-stable": ("dev", [inference_service(DEV, percent=0), canary_route(weights=(1, 0))]),
+    "canary-takes-all-traffic": ("dev", [inference_service(DEV, percent=100), canary_route(weights=(0, 1))]),
+    "two-canaries": (
+        "prod",
+        [
+            with_second_canary(changed(PROD_ISVC, "spec.canary[0].trafficPercent", 10), "v3", 30),
+            _route_with_backend(canary_route(weights=(60, 10)), f"{MODEL}-v3-predictor", 30),
+        ],
+    ),
+    "route-on-every-listener-of-the-gateway": (
+        "dev",
+        [DEV_ISVC, changed(canary_route(), "spec.parentRefs[0].sectionName", DELETE)],
+    ),
+    "legacy-raw-deployment-mode": ("dev", [changed(DEV_ISVC, MODE, "RawDeployment"), canary_route()]),
+    # KServe's defaulter sets the controller's mode, Standard on this platform.
+    "no-deployment-mode": ("dev", [changed(DEV_ISVC, MODE, DELETE), canary_route()]),
+    "no-canary": ("dev", [changed(DEV_ISVC, "spec.canary", DELETE)]),
+    "canary-as-many-replicas-as-the-stable": (
+        "dev",
+        [changed(DEV_ISVC, f"{CANARY_PREDICTOR}.minReplicas", 1), canary_route()],
+    ),
+    # Kueue admits serving pods one by one: stable and canary ask 2 each of team-a's 3 on the pool.
+    "stable-and-canary-each-within-quota": (
+        "dev-four-gpu-nodes",
+        [
+            changed(
+                inference_service(DEV_FOUR_GPU_NODES, gpus=2), f"{PREDICTOR}.nodeSelector", {"agentpool": "t4x4serve"}
+            ),
+            canary_route(),
+        ],
+    ),
+    # Without a grace period of its own the ServingRuntime's (or Kubernetes' default) applies.
+    "grace-period-left-to-the-runtime": (
+        "dev",
+        [changed(DEV_ISVC, f"{PREDICTOR}.terminationGracePeriodSeconds", DELETE), canary_route()],
+    ),
+}
+
+
+PLATFORM_REFERENCE = {
+    f"{stack}-{team}": (stack, list(files.values()))
+    for stack in ("dev", "prod")
+    for team, files in serving_workloads(STACKS[stack], "acct").items()
+}
+
+
+ISVC_OBJECT = f"InferenceService/team-a/{MODEL}"
+
+
+ROUTE_OBJECT = f"HTTPRoute/team-a/{MODEL}"
+
+
+BACKENDS = "spec.rules[0].backendRefs"
+
+
+PARENT = (
+    "{group: gateway.networking.k8s.io, kind: Gateway, name: inference, namespace: envoy-gateway-system, "
+    "sectionName: http}"
+)
+
+
+SPLIT = f"{MODEL}-v1-predictor 80, {MODEL}-v2-predictor 20"
+
+
+MISSING_ROUTE = (
+    "gives canaries 20 % of the traffic, but no HTTPRoute in namespace team-a among the files checked sends to the "
+    f"predictors' Services ({MODEL}-v1-predictor, {MODEL}-v2-predictor): KServe v0.20.0 routes nothing by "
+    "trafficPercent and creates no route on this platform, so no request reaches the InferenceService through the "
+    "gateway"
+)
+
+
+ADD_ROUTE = (
+    f"add an HTTPRoute with parentRefs [{PARENT}] and a rule whose backendRefs are {MODEL}-v1-predictor (port 80, "
+    f"weight 80), {MODEL}-v2-predictor (port 80, weight 20), and check it together with the InferenceService"
+)
+
+
+WRONG_PARENT = (
+    "does not attach the route to the platform's Gateway envoy-gateway-system/inference (listener http): the gateway "
+    "never serves it, so the split it carries never applies"
+)
+
+
+def _finding(document: int, obj: str, path: str, problem: str, fix: str) -> Finding:
+    return Finding("case.yaml", document, obj, path, problem, fix, "canary-route")
+
+
+def _weights_problem(weights: str, split: str = SPLIT) -> str:
+    return (
+        f"weighs {weights}, but InferenceService {MODEL} splits its traffic {split} (in %): KServe v0.20.0 routes "
+        "nothing by trafficPercent, the route's weights are the split"
+    )
+
+
+ROUTE = canary_route()
+
+
+STABLE_REF, CANARY_REF = ROUTE["spec"]["rules"][0]["backendRefs"]
+
+
+ROUTE_BAD = {
+    "no-route": ("dev", [DEV_ISVC], [_finding(1, ISVC_OBJECT, "spec.canary", MISSING_ROUTE, ADD_ROUTE)]),
+    "route-in-another-namespace": (
+        "prod",
+        [PROD_ISVC, canary_route(namespace="team-b")],
+        [_finding(1, ISVC_OBJECT, "spec.canary", MISSING_ROUTE, ADD_ROUTE)],
+    ),
+    "no-canary-backend": (
+        "dev",
+        [DEV_ISVC, changed(ROUTE, BACKENDS, [STABLE_REF])],
+        [
+            _finding(
+                2,
+                ROUTE_OBJECT,
+                BACKENDS,
+                f"has no backend {MODEL}-v2-predictor, the canary v2 of InferenceService {MODEL} (20 % of its "
+                "traffic): the rule sends that share to the other predictors",
+                f"add {{name: {MODEL}-v2-predictor, port: 80}} and weigh the backends {SPLIT}",
+            )
+        ],
+    ),
+    "no-stable-backend": (
+        "dev",
+        [DEV_ISVC, changed(ROUTE, BACKENDS, [CANARY_REF])],
+        [
+            _finding(
+                2,
+                ROUTE_OBJECT,
+                BACKENDS,
+                f"has no backend {MODEL}-v1-predictor, the stable predictor v1 of InferenceService {MODEL} (80 % of "
+                "its traffic): the rule sends that share to the other predictors",
+                f"add {{name: {MODEL}-v1-predictor, port: 80}} and weigh the backends {SPLIT}",
+            )
+        ],
+    ),
+    "weights-not-the-split": (
+        "dev",
+        [DEV_ISVC, canary_route(weights=(50, 50))],
+        [
+            _finding(
+                2,
+                ROUTE_OBJECT,
+                BACKENDS,
+                _weights_problem(f"{MODEL}-v1-predictor 50, {MODEL}-v2-predictor 50"),
+                f"set the weights to {SPLIT} (or any common multiple)",
+            )
+        ],
+    ),
+    "weights-left-to-the-default": (
+        "dev",
+        [DEV_ISVC, changed(changed(ROUTE, f"{BACKENDS}[0].weight", DELETE), f"{BACKENDS}[1].weight", DELETE)],
+        [
+            _finding(
+                2,
+                ROUTE_OBJECT,
+                BACKENDS,
+                _weights_problem(f"{MODEL}-v1-predictor 1, {MODEL}-v2-predictor 1"),
+                f"set the weights to {SPLIT} (or any common multiple)",
+            )
+        ],
+    ),
+    "dark-launch-routed-traffic": (
+        "dev",
+        [inference_service(DEV, percent=0), ROUTE],
+        [
+            _finding(
+                2,
+                ROUTE_OBJECT,
+                BACKENDS,
+                _weights_problem(SPLIT, f"{MODEL}-v1-predictor 100, {MODEL}-v2-predictor 0"),
+                f"set the weights to {MODEL}-v1-predictor 100, {MODEL}-v2-predictor 0 (or any common multiple)",
+            )
+        ],
+    ),
+    "another-listener": (
+        "dev",
+        [DEV_ISVC, changed(ROUTE, "spec.parentRefs[0].sectionName", "https")],
+        [_finding(2, ROUTE_OBJECT, "spec.parentRefs", WRONG_PARENT, f"set parentRefs: [{PARENT}]")],
+    ),
+    # Without a namespace the parentRef names a Gateway `inference` in the team's namespace.
+    "gateway-in-the-team-namespace": (
+        "dev",
+        [DEV_ISVC, changed(ROUTE, "spec.parentRefs[0].namespace", DELETE)],
+        [_finding(2, ROUTE_OBJECT, "spec.parentRefs", WRONG_PARENT, f"set parentRefs: [{PARENT}]")],
+    ),
+    "port-of-the-model-server": (
+        "dev",
+        [changed(ROUTE, f"{BACKENDS}[1].port", 8080), DEV_ISVC],
+        [
+            _finding(
+                1,
+                ROUTE_OBJECT,
+                f"{BACKENDS}[1].port",
+                f"is 8080, but KServe's Service {MODEL}-v2-predictor listens on port 80 only",
+                "set port: 80",
+            )
+        ],
+    ),
+    "port-missing": (
+        "dev",
+        [DEV_ISVC, changed(ROUTE, f"{BACKENDS}[1].port", DELETE)],
+        [
+            _finding(
+                2,
+                ROUTE_OBJECT,
+                f"{BACKENDS}[1].port",
+                "is not set: the API server refuses a Service backend without its port",
+                "set port: 80",
+            )
+        ],
+    ),
+    # KServe refuses the canaries: their split is unknown, the canary check says why.
+    "canary-refused-by-kserve": (
+        "dev",
+        [changed(DEV_ISVC, "spec.canary[0].trafficPercent", 120)],
+        [
+            Finding(
+                "case.yaml",
+                1,
+                ISVC_OBJECT,
+                "spec.canary[0].trafficPercent",
+                "is 120, not a whole number from 0 to 100: the API server refuses the InferenceService",
+                "set trafficPercent to a whole number from 0 (deployed, no traffic) to 100",
+                "canary",
+            )
+        ],
+    ),
+}
