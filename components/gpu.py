@@ -19,6 +19,7 @@ import yaml
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
+from components.core.labels import POD_SECURITY_ENFORCE_LABEL
 from components.core.naming import DEVICE_PLUGIN_NAMESPACE, GPU_OPERATOR_NAMESPACE
 from components.core.placement import gpu_node_affinity, gpu_tolerations, system_placement
 from components.core.pool_facts import GpuPoolFacts, mig_config_name
@@ -118,7 +119,7 @@ class GpuSoftware(PlatformComponent):
             namespace = apply_manifest(
                 f"{name}-namespace",
                 # The driver and toolkit DaemonSets are privileged by design.
-                namespace_manifest(GPU_OPERATOR_NAMESPACE, {"pod-security.kubernetes.io/enforce": "privileged"}),
+                namespace_manifest(GPU_OPERATOR_NAMESPACE, {POD_SECURITY_ENFORCE_LABEL: "privileged"}),
                 self.child(provider=args.provider),
             )
             mig_config = apply_manifest(

@@ -19,14 +19,22 @@ from components.base.azure import STORAGE_BLOB_DATA_CONTRIBUTOR, assign_role
 from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest, namespace_manifest
 from components.config.teams import TeamSettings
-from components.core.metric_sources import AMA_METRICS_PODS, METRICS_PORT, TRAINING_METRICS_LABEL
+from components.core.labels import (
+    POD_SECURITY_ENFORCE_LABEL,
+    POD_SECURITY_WARN_LABEL,
+    TEAM_LABEL,
+    TRAINING_METRICS_LABEL,
+    WORKLOAD_IDENTITY_CLIENT_ID_ANNOTATION,
+    namespace_selector,
+)
+from components.core.metric_sources import AMA_METRICS_PODS, METRICS_PORT
 from components.core.naming import (
     CHECKPOINTS_CLAIM,
     CHECKPOINTS_CLASS,
     DATASETS_CLAIM,
     DATASETS_CLASS,
+    KUBE_SYSTEM_NAMESPACE,
     LOCAL_QUEUE,
-    TEAM_LABEL,
     WORKLOAD_SERVICE_ACCOUNT,
 )
 from components.core.pool_facts import GpuPoolFacts
@@ -42,7 +50,6 @@ from components.core.serving import models_uri
 from components.core.trainer import TRAINER_CONFIG_MAP, TRAINER_FILE, trainer_source
 
 # Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
-WORKLOAD_IDENTITY_CLIENT_ID = "azure.workload.identity/client-id"
 TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
 # Addresses pods never need to reach directly: the cluster's own ranges (RFC 1918) and the
 # instance metadata service (which would hand out the node's identity).
@@ -56,8 +63,8 @@ def namespace(team: TeamSettings) -> dict[str, Any]:
             TEAM_LABEL: team.name,
             # Baseline blocks privileged pods and host access; `restricted` only warns, because
             # many training images still run as root.
-            "pod-security.kubernetes.io/enforce": "baseline",
-            "pod-security.kubernetes.io/warn": "restricted",
+            POD_SECURITY_ENFORCE_LABEL: "baseline",
+            POD_SECURITY_WARN_LABEL: "restricted",
         },
     )
 
@@ -123,7 +130,7 @@ def network_policies(team: TeamSettings) -> list[dict[str, Any]]:
                     {
                         "to": [
                             {
-                                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                                "namespaceSelector": namespace_selector(KUBE_SYSTEM_NAMESPACE),
                                 "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
                             }
                         ],
@@ -142,7 +149,7 @@ def network_policies(team: TeamSettings) -> list[dict[str, Any]]:
                     {
                         "from": [
                             {
-                                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                                "namespaceSelector": namespace_selector(KUBE_SYSTEM_NAMESPACE),
                                 "podSelector": {"matchLabels": dict(AMA_METRICS_PODS)},
                             }
                         ],
@@ -175,7 +182,7 @@ def service_account(team: TeamSettings, client_id: pulumi.Input[str]) -> dict[st
         "metadata": {
             "name": WORKLOAD_SERVICE_ACCOUNT,
             "namespace": team.namespace,
-            "annotations": {WORKLOAD_IDENTITY_CLIENT_ID: client_id},
+            "annotations": {WORKLOAD_IDENTITY_CLIENT_ID_ANNOTATION: client_id},
         },
     }
 

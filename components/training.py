@@ -27,6 +27,7 @@ from components.base.kubernetes import apply_manifest, helm_release, namespace_m
 from components.config.settings import Settings
 from components.config.storage import StorageSettings
 from components.core.fabric import NCCL_INFINIBAND_ENVIRONMENT
+from components.core.labels import WORKLOAD_IDENTITY_LABEL
 from components.core.naming import (
     CHECKPOINTS_CLAIM,
     DATASETS_CLAIM,
@@ -46,7 +47,6 @@ from components.core.training_pods import (
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
     TRAINER_NODE,
-    WORKLOAD_IDENTITY_LABEL,
     team_pod_security,
 )
 from components.core.versions import KUBEFLOW_TRAINER, TRAINING_OPERATOR_KUSTOMIZATION

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from components.core.naming import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from components.core.serving import INFERENCE_SERVICE_API, SERVER_CONTAINER, predictor_service_name
 
 PRIORITY_LABEL = PRIORITY_CLASS_LABEL

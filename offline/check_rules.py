@@ -16,31 +16,28 @@ from dataclasses import dataclass
 from decimal import InvalidOperation
 from typing import Any
 
-from components.config.pools import INFERENCE_WORKLOAD
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
-from components.config.workloads import image_problem
 from components.core.fabric import RDMA_RESOURCE_PREFIX
-from components.core.naming import (
-    CHECKPOINTS_CLAIM,
-    CHECKPOINTS_CLASS,
-    CPU_FLAVOR,
-    LOCAL_QUEUE,
+from components.core.images import image_problem
+from components.core.labels import (
+    AGENTPOOL_LABEL,
+    DEPLOYMENT_MODE_ANNOTATION,
+    HOSTNAME_LABEL,
     QUEUE_NAME_LABEL,
-    SERVING_PRIORITY,
+    REGION_LABEL,
     TOPOLOGY_PREFERRED_ANNOTATION,
     TOPOLOGY_REQUIRED_ANNOTATION,
     TOPOLOGY_UNCONSTRAINED_ANNOTATION,
+    WORKLOAD_LABEL,
+    ZONE_LABEL,
 )
+from components.core.naming import CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, CPU_FLAVOR, LOCAL_QUEUE, SERVING_PRIORITY
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quantities import quantity_value
 from components.core.quotas import borrowing_headroom
-from components.core.serving import (
-    DEPLOYMENT_MODE_ANNOTATION,
-    SERVER_CONTAINER,
-    STANDARD_MODE,
-    predictor_service_name,
-)
+from components.core.scheduling import INFERENCE_WORKLOAD, tolerates
+from components.core.serving import SERVER_CONTAINER, STANDARD_MODE, predictor_service_name
 from components.queueing.kueue import TeamQueue, resource_flavor, team_queues
 from components.queueing.priorities import PRIORITIES
 from components.storage import storage_classes
@@ -67,14 +64,12 @@ REQUIRED_AFFINITY = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring
 # Node labels a pool's facts cannot know ahead (zone, host name, what NVIDIA's feature discovery adds): a
 # requirement on them is taken as satisfiable.
 UNMODELED_LABELS = (
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
+    ZONE_LABEL,
+    REGION_LABEL,
     "failure-domain.beta.kubernetes.io/zone",
-    "kubernetes.io/hostname",
+    HOSTNAME_LABEL,
 )
 UNMODELED_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/")
-# The node label naming a GPU pool's role (components.core.pool_facts): training, hpo or inference.
-WORKLOAD_LABEL = "workload"
 # Taint effects Kueue checks a flavor's nodeTaints for: a pod set that does not tolerate one of them is never
 # assigned the flavor ("untolerated taint").
 ADMISSION_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
@@ -252,7 +247,7 @@ def node_labels(facts: GpuPoolFacts) -> dict[str, str]:
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
         "node.kubernetes.io/instance-type": facts.vm_size,
-        "kubernetes.azure.com/agentpool": facts.name,
+        AGENTPOOL_LABEL: facts.name,
         **facts.node_labels,
         **facts.selector,
     }
@@ -318,19 +313,6 @@ def affinity_accepts(spec: Mapping[str, Any], facts: GpuPoolFacts) -> bool:
 
 def placement_accepts(spec: Mapping[str, Any], facts: GpuPoolFacts) -> bool:
     return selector_accepts(spec, facts) and affinity_accepts(spec, facts)
-
-
-def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """Kubernetes' Toleration.ToleratesTaint: same effect (or none), same key (or none), and Exists or an equal
-    value."""
-    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
-        return False
-    if toleration.get("key") and toleration.get("key") != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
 def taint_text(taint: Mapping[str, Any]) -> str:

@@ -18,10 +18,10 @@ from typing import Any
 import yaml
 
 from components.config.settings import Settings
+from components.core.labels import GPU_POOL_LABEL
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quotas import borrowing_headroom
 from components.queueing.kueue import kueue_custom_resources
-from components.queueing.topology import POOL_LABEL
 from components.workloads.nccl import nccl_allreduce_jobs
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import serving_workloads
@@ -151,11 +151,12 @@ def flavor_topologies(settings: Settings) -> dict[str, FlavorTopology]:
     A pool without a Topology (a single-node or MIG pool) has no levels: an empty list."""
     objects = kueue_custom_resources(settings.teams, settings.flavors, settings.kueue, settings.spot_needs_opt_in)
     topologies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Topology"}
-    by_pool = {o["metadata"].get("labels", {}).get(POOL_LABEL): o for o in topologies.values()}
+    by_pool = {o["metadata"].get("labels", {}).get(GPU_POOL_LABEL): o for o in topologies.values()}
     result = {}
     for flavor in (o for o in objects if o["kind"] == "ResourceFlavor" and o["metadata"]["name"] in settings.flavors):
         named = flavor["spec"].get("topologyName")
-        topology = topologies.get(named) if named else by_pool.get(flavor["metadata"].get("labels", {}).get(POOL_LABEL))
+        pool = flavor["metadata"].get("labels", {}).get(GPU_POOL_LABEL)
+        topology = topologies.get(named) if named else by_pool.get(pool)
         levels = [level["nodeLabel"] for level in topology["spec"]["levels"]] if topology else []
         result[flavor["metadata"]["name"]] = FlavorTopology(levels, bool(named) and topology is not None)
     return result

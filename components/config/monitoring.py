@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from components.config import defaults, validators
+from components.config import defaults
 from components.config.node import ConfigNode
+from components.core.durations import DURATION
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
@@ -67,7 +68,7 @@ def _thresholds(node: ConfigNode) -> AlertThresholds:
     f = node.fields(default)
 
     def duration(key: str) -> str:
-        return f[key].or_default(default[key]).string(pattern=validators.DURATION, describe="a duration such as '30m'")
+        return f[key].or_default(default[key]).string(pattern=DURATION, describe="a duration such as '30m'")
 
     def whole(key: str, minimum: int, maximum: int) -> int:
         return f[key].or_default(default[key]).integer(minimum=minimum, maximum=maximum)

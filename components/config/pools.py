@@ -14,8 +14,15 @@ from components.config import defaults, validators
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.core.catalog import MIG_PROFILE_NAMES, VmSize
+from components.core.labels import (
+    ACCELERATOR_LABEL,
+    LEGACY_AGENTPOOL_LABEL,
+    NVIDIA_ACCELERATOR,
+    SPOT_LABEL,
+    WORKLOAD_LABEL,
+)
 from components.core.naming import LOCAL_QUEUE, SPOT_QUEUE
-from components.core.scheduling import DEFAULT_GPU_TAINT, INFERENCE_WORKLOAD, SPOT_LABEL, Taint
+from components.core.scheduling import DEFAULT_GPU_TAINT, INFERENCE_WORKLOAD, Taint
 
 ZONES = ("1", "2", "3")
 MIG_STRATEGIES = ("single", "mixed")
@@ -29,9 +36,9 @@ WORKLOAD_ROLES = ("training", "hpo", INFERENCE_WORKLOAD)
 
 # Labels the platform puts on GPU nodes itself, and why a user may not set them.
 PLATFORM_LABELS = {
-    "agentpool": "AKS labels every node with its pool name",
-    "accelerator": "derived: every GPU pool is labelled accelerator=nvidia",
-    "workload": "derived from the pool's workload setting",
+    LEGACY_AGENTPOOL_LABEL: "AKS labels every node with its pool name",
+    ACCELERATOR_LABEL: f"derived: every GPU pool is labelled {ACCELERATOR_LABEL}={NVIDIA_ACCELERATOR}",
+    WORKLOAD_LABEL: "derived from the pool's workload setting",
 }
 GPU_POOL_FIELDS = (
     "name", "vmSize", "workload", "minCount", "maxCount", "spot", "spotMaxPrice", "migProfile", "driver", "labels",

@@ -16,7 +16,7 @@ from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.config.pools import GpuPoolSettings
 from components.config.teams import TeamSettings
-from components.config.workloads import image_problem
+from components.core.images import image_problem
 from components.core.pool_facts import GpuPoolFacts
 from components.core.scheduling import INFERENCE_WORKLOAD
 from components.core.serving import IMAGE_KEYS, canary_replicas

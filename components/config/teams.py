@@ -15,7 +15,8 @@ from components.config import defaults, validators
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.config.validators import read_quantity
-from components.core.naming import PLATFORM_NAMESPACES, SPOT_QUEUE
+from components.core.durations import DURATION
+from components.core.naming import KUBE_SYSTEM_NAMESPACE, PLATFORM_NAMESPACES, SPOT_QUEUE
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quantities import GIB, QUANTITY, quantity_value
 from components.core.quotas import DEFAULT_CONTAINER_CPU, DEFAULT_CONTAINER_MEMORY, FlavorQuota
@@ -23,7 +24,7 @@ from components.core.quotas import DEFAULT_CONTAINER_CPU, DEFAULT_CONTAINER_MEMO
 # Namespaces a team may not take: Kubernetes', AKS's, and the platform's own add-ons.
 RESERVED_NAMESPACES = frozenset(
     {
-        "default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system", "calico-system",
+        "default", KUBE_SYSTEM_NAMESPACE, "kube-public", "kube-node-lease", "gatekeeper-system", "calico-system",
         "app-routing-system", *PLATFORM_NAMESPACES,
     }
 )  # fmt: skip
@@ -67,7 +68,7 @@ def read_kueue(node: ConfigNode) -> KueueSettings:
         cohort=validators.rfc1123_label(f["cohort"].or_default(default["cohort"])),
         pods_ready_timeout=f["podsReadyTimeout"]
         .or_default(default["podsReadyTimeout"])
-        .string(pattern=validators.DURATION, describe="a duration such as '20m' or '1h'"),
+        .string(pattern=DURATION, describe="a duration such as '20m' or '1h'"),
         backoff_limit_count=f["backoffLimitCount"]
         .or_default(default["backoffLimitCount"])
         .integer(minimum=0, maximum=100),

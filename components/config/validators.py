@@ -206,9 +206,6 @@ def iso_date(node: ConfigNode) -> dt.date:
         raise node.fail("is not a date; expected YYYY-MM-DD") from None
 
 
-# Durations as Kubernetes components write them: "20s", "10m", "1h".
-DURATION = re.compile(r"\d+(?:s|m|h)")
-
 # Node pool upgrade surge: a node count or a percentage (AKS upgrade settings).
 MAX_SURGE = re.compile(r"[1-9]\d{0,2}|(?:[1-9]\d?|100)%")
 

@@ -26,36 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
-LEGACY_AGENTPOOL_LABEL = "agentpool"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-ZONE_LABEL = "topology.kubernetes.io/zone"
-REGION_LABEL = "topology.kubernetes.io/region"
-
-# The labels AKS sets itself on every node of every agent pool (the reserved labels without a condition: the spot,
-# proximity-placement-group, FIPS and accelerator labels appear only on some pools), plus the legacy `agentpool`.
-# The policy pack holds a copy (policies/aks_mlops_policies/props.py), kept equal to this by a test.
-AKS_NODE_LABELS: tuple[str, ...] = (
-    AGENTPOOL_LABEL,
-    LEGACY_AGENTPOOL_LABEL,
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "node.kubernetes.io/instance-type",
-    REGION_LABEL,
-    ZONE_LABEL,
-    "kubernetes.azure.com/cluster",
-    "kubernetes.azure.com/managedby",
-    "kubernetes.azure.com/mode",
-    "kubernetes.azure.com/role",
-    HOSTNAME_LABEL,
-    "kubernetes.azure.com/storageprofile",
-    "kubernetes.azure.com/storagetier",
-    "kubernetes.azure.com/node-image-version",
-    "kubernetes.azure.com/os-sku",
-    "kubernetes.azure.com/sku-cpu",
-    "kubernetes.azure.com/sku-memory",
-    "kubernetes.azure.com/nodepool-type",
-)
+from components.core.labels import AGENTPOOL_LABEL, HOSTNAME_LABEL, ZONE_LABEL
 
 # The RDMA shared device plugin's resource: every pod of an InfiniBand pool that talks over InfiniBand asks for one.
 RDMA_RESOURCE_PREFIX = "rdma/"

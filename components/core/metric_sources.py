@@ -84,8 +84,6 @@ KUEUE = MetricSource(
         }
     ),
 )  # fmt: skip
-# Training pods opt in to scraping with this label and expose a container port named `metrics`.
-TRAINING_METRICS_LABEL = "aks-mlops/scrape"
 METRICS_PORT = "metrics"
 # The managed Prometheus scraper of custom targets (the ama-metrics ReplicaSet in kube-system).
 AMA_METRICS_PODS = {"rsName": "ama-metrics"}
@@ -100,14 +98,6 @@ TRAINING_CHECKPOINT_SECONDS = "ml_training_checkpoint_duration_seconds"
 TRAINING_LAST_CHECKPOINT = "ml_training_last_checkpoint_timestamp_seconds"
 # The label every training series gets from its pod: the job it belongs to, whatever controller made the pod.
 TRAINING_JOB_LABEL = "training_job"
-# Pod labels naming a pod's job, first match wins: the team's own, then those the Kubeflow Training Operator v1,
-# JobSet (Trainer v2) and the batch Job controller set on the pods they create.
-JOB_POD_LABELS = (
-    "aks-mlops/job",
-    "training.kubeflow.org/job-name",
-    "jobset.sigs.k8s.io/jobset-name",
-    "batch.kubernetes.io/job-name",
-)
 TRAINING_JOBS = MetricSource(
     "training-jobs",
     "PodMonitor in every team namespace (pods labelled for scraping, port named metrics), labelled training_job",

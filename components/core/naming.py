@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 PROJECT_TAG = "aks-mlops"
 
+# Where AKS runs its add-ons, the managed Prometheus scraper (ama-metrics) and CoreDNS among them.
+KUBE_SYSTEM_NAMESPACE = "kube-system"
 # Namespaces of the platform's own add-ons (a team may not take them).
 KUEUE_NAMESPACE = "kueue-system"
 TRAINING_OPERATOR_NAMESPACE = "kubeflow"
@@ -51,18 +53,9 @@ CPU_FLAVOR = "cpu"
 LOCAL_QUEUE = "default"
 # Where spot needs opting in (prod), the LocalQueue whose jobs may run on spot pools.
 SPOT_QUEUE = "spot"
-QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-# Pod template annotations of Kueue's topology-aware scheduling (v0.19.2 apis/kueue/v1beta2): all pods of the pod set
-# inside one domain of this level (required) or as few as possible (preferred), or anywhere, TAS-accounted.
-TOPOLOGY_REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
-TOPOLOGY_PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
-TOPOLOGY_UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
 # The Kueue WorkloadPriorityClass a job asks for, and the two priorities of the platform (queueing.priorities).
-PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 TRAINING_PRIORITY = "training-batch"
 SERVING_PRIORITY = "inference-critical"
-# Every team namespace and team object carries `team: <name>`; Kueue and the admission policies select on it.
-TEAM_LABEL = "team"
 # The ServiceAccount of a team's jobs, federated to the team's Azure identity.
 WORKLOAD_SERVICE_ACCOUNT = "training"
 # The platform's StorageClasses and the claims every team namespace gets.

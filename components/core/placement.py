@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from components.core.labels import LEGACY_AGENTPOOL_LABEL, NODE_MODE_LABEL, SYSTEM_MODE
 from components.core.pool_facts import GpuPoolFacts
 from components.core.scheduling import SYSTEM_POOL_TAINT
 
 # AKS labels System pool nodes with their mode; platform controllers run there.
-SYSTEM_NODE_SELECTOR = {"kubernetes.azure.com/mode": "system"}
+SYSTEM_NODE_SELECTOR = {NODE_MODE_LABEL: SYSTEM_MODE}
 
 
 def system_placement() -> dict[str, Any]:
@@ -40,7 +41,7 @@ def gpu_node_affinity(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
                 "nodeSelectorTerms": [
                     {
                         "matchExpressions": [
-                            {"key": "agentpool", "operator": "In", "values": sorted(p.name for p in pools)}
+                            {"key": LEGACY_AGENTPOOL_LABEL, "operator": "In", "values": sorted(p.name for p in pools)}
                         ]
                     }
                 ]

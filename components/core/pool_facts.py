@@ -14,10 +14,17 @@ from typing import Protocol
 
 from components.core.catalog import VmSize
 from components.core.fabric import RDMA_RESOURCE, topology_levels
-from components.core.scheduling import INFERENCE_TAINT, INFERENCE_WORKLOAD, SPOT_LABEL, SPOT_TAINT, Taint
+from components.core.labels import (
+    ACCELERATOR_LABEL,
+    LEGACY_AGENTPOOL_LABEL,
+    MIG_CONFIG_LABEL,
+    NVIDIA_ACCELERATOR,
+    SPOT_LABEL,
+    WORKLOAD_LABEL,
+)
+from components.core.scheduling import INFERENCE_TAINT, INFERENCE_WORKLOAD, SPOT_TAINT, Taint
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 
 
 class PoolShape(Protocol):
@@ -141,7 +148,7 @@ def derive_all_pool_facts(pools: Iterable[PoolShape], mig_strategy: str, gpu_sof
 
 def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "device-plugin") -> GpuPoolFacts:
     """Compute a pool's facts from its settings, the MIG strategy (`single`/`mixed`) and the GPU software."""
-    labels = {"accelerator": "nvidia", "workload": pool.workload, **pool.labels}
+    labels = {ACCELERATOR_LABEL: NVIDIA_ACCELERATOR, WORKLOAD_LABEL: pool.workload, **pool.labels}
     taints = list(pool.taints)
     if pool.spot:
         labels[SPOT_LABEL] = "spot"
@@ -168,7 +175,7 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         vm_size=pool.vm.name,
         gpu_model=pool.vm.gpu_model or "",
         node_labels=MappingProxyType(labels),
-        selector=MappingProxyType({"agentpool": pool.name}),
+        selector=MappingProxyType({LEGACY_AGENTPOOL_LABEL: pool.name}),
         taints=tuple(taints),
         gpu_resource=gpu_resource,
         gpus_per_node=pool.vm.gpu_count,

@@ -7,8 +7,12 @@ on that pool, so the two can never disagree.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from components.core.labels import SPOT_LABEL
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 TAINT_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -27,6 +31,15 @@ class Taint:
             return f"{self.key}:{self.effect}"
         return f"{self.key}={self.value}:{self.effect}"
 
+    @classmethod
+    def parse(cls, text: str) -> Taint | None:
+        """A taint from its `key[=value]:Effect` text (AKS `nodeTaints`), or None if the text is not one."""
+        match = _TAINT_TEXT.fullmatch(text)
+        effect = next((e for e in TAINT_EFFECTS if match is not None and e == match.group("effect")), None)
+        if match is None or effect is None:
+            return None
+        return cls(match.group("key"), match.group("value"), effect)
+
     def as_object(self) -> dict[str, str]:
         """The taint as a Kubernetes core/v1 Taint object (key, value, effect)."""
         return {"key": self.key, **({"value": self.value} if self.value is not None else {}), "effect": self.effect}
@@ -38,9 +51,25 @@ class Taint:
         return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
 
 
+_TAINT_TEXT = re.compile(r"(?P<key>[^=:]+)(?:=(?P<value>[^:]*))?:(?P<effect>\w+)")
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """Kubernetes' Toleration.ToleratesTaint (k8s.io/api core/v1 toleration.go): the same effect (or none), the same
+    key (or none, which only Exists may leave out), and Exists or an equal value. `taint` is a core/v1 Taint object
+    (`Taint.as_object()`)."""
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
+        return False
+    if toleration.get("key") and toleration.get("key") != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+
+
 # AKS puts this label and taint on every Spot node itself; the pool declares them too so that
 # Pulumi does not see a permanent diff, and tolerations derived from the pool cover them.
-SPOT_LABEL = "kubernetes.azure.com/scalesetpriority"
 SPOT_TAINT = Taint(key=SPOT_LABEL, value="spot", effect="NoSchedule")
 
 # The role of GPU pools meant for serving (`gpuPools[].workload`), and the taint the platform adds to them. Their

@@ -22,21 +22,13 @@ GATEWAY_NAME = "inference"
 GATEWAY_LISTENER = "http"
 GATEWAY_PORT = 80
 
-# KServe's API (CRDs of v0.20.0) and the InferenceService annotation that picks the deployment mode per object.
 INFERENCE_SERVICE_API = "serving.kserve.io/v1beta1"
 SERVING_RUNTIME_API = "serving.kserve.io/v1alpha1"
-DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 # Plain Deployments (KServe's "Standard" mode, formerly RawDeployment): the only mode v0.20.0 takes `spec.canary` in
 # (pkg/apis/serving/v1beta1/inference_service_validation.go validateCanarySpecs).
 STANDARD_MODE = "Standard"
-# The label KServe puts on every pod of an InferenceService (components/predictor.go buildObjectMeta).
-INFERENCE_SERVICE_LABEL = "serving.kserve.io/inferenceservice"
-# The platform's labels on serving pods: which variant of an InferenceService (stable or canary) a pod serves, and
-# which of the platform's runtimes it runs (the PodMonitors select on it).
-VARIANT_LABEL = "aks-mlops/serving-variant"
 STABLE_VARIANT = "stable"
 CANARY_VARIANT = "canary"
-RUNTIME_LABEL = "aks-mlops/serving-runtime"
 # The Prometheus labels the serving PodMonitors give every series, from the pod labels above.
 INFERENCE_SERVICE_SERIES_LABEL = "inference_service"
 VARIANT_SERIES_LABEL = "variant"

@@ -13,8 +13,6 @@ DATASETS_MOUNT = "/data"
 CHECKPOINTS_MOUNT = "/checkpoints"
 SHM_MOUNT = "/dev/shm"
 SHM_VOLUME = "dshm"
-# Azure Workload Identity's webhook projects the token of the ServiceAccount's identity into pods with this label.
-WORKLOAD_IDENTITY_LABEL = "azure.workload.identity/use"
 # NCCL over the pod network (the AKS nodes' primary interface), errors surfaced instead of hanging collectives.
 NCCL_ENVIRONMENT = {
     "NCCL_DEBUG": "WARN",

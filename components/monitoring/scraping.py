@@ -18,25 +18,25 @@ import yaml
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
 from components.config.teams import TeamSettings
-from components.core.metric_sources import JOB_POD_LABELS, METRICS_PORT, TRAINING_JOB_LABEL, TRAINING_METRICS_LABEL
+from components.core.labels import (
+    INFERENCE_SERVICE_LABEL,
+    JOB_POD_LABELS,
+    OPERATOR_DCGM_POD_LABELS,
+    SERVING_RUNTIME_LABEL,
+    SERVING_VARIANT_LABEL,
+    TRAINING_METRICS_LABEL,
+)
+from components.core.metric_sources import METRICS_PORT, TRAINING_JOB_LABEL
 from components.core.naming import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, STANDALONE_DCGM_NAMESPACE
 from components.core.placement import gpu_node_affinity, gpu_tolerations
 from components.core.pool_facts import GpuPoolFacts
-from components.core.serving import (
-    INFERENCE_SERVICE_LABEL,
-    INFERENCE_SERVICE_SERIES_LABEL,
-    RUNTIME_LABEL,
-    SERVING_RUNTIMES,
-    VARIANT_LABEL,
-    VARIANT_SERIES_LABEL,
-)
+from components.core.serving import INFERENCE_SERVICE_SERIES_LABEL, SERVING_RUNTIMES, VARIANT_SERIES_LABEL
 from components.core.versions import DCGM_EXPORTER, KUEUE
 
 AZMONITORING_API = "azmonitoring.coreos.com/v1"
 # The GPU Operator labels its DCGM exporter pods `app: nvidia-dcgm-exporter`
 # (gpu-operator assets/state-dcgm-exporter DaemonSet); the standalone chart labels them with its
 # name, pinned here by `nameOverride`.
-OPERATOR_DCGM_POD_LABELS = {"app": "nvidia-dcgm-exporter"}
 STANDALONE_DCGM_POD_LABELS = {"app.kubernetes.io/name": DCGM_EXPORTER.chart}
 AMA_METRICS_SERVICE_ACCOUNT = "ama-metrics-serviceaccount"
 KUEUE_METRICS_SERVICE = f"{KUEUE.chart}-controller-manager-metrics-service"
@@ -144,12 +144,12 @@ def serving_pod_monitors(team: TeamSettings) -> list[dict[str, Any]]:
         pod_monitor(
             f"serving-{runtime.name}",
             team.namespace,
-            {RUNTIME_LABEL: runtime.name},
+            {SERVING_RUNTIME_LABEL: runtime.name},
             port=runtime.metrics_port,
             path=runtime.metrics_path,
             relabelings=[
                 copy_pod_label(INFERENCE_SERVICE_LABEL, INFERENCE_SERVICE_SERIES_LABEL),
-                copy_pod_label(VARIANT_LABEL, VARIANT_SERIES_LABEL),
+                copy_pod_label(SERVING_VARIANT_LABEL, VARIANT_SERIES_LABEL),
             ],
         )
         for runtime in SERVING_RUNTIMES

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from components.core.labels import APP_NAME_LABEL, MEMLOCK_LABEL, MEMLOCK_LABEL_VALUE
 from components.core.naming import NETWORK_OPERATOR_NAMESPACE
 from components.core.placement import gpu_node_affinity, gpu_tolerations
 from components.core.pool_facts import GpuPoolFacts
@@ -37,8 +38,6 @@ from components.core.versions import KUBECTL_IMAGE, NODE_SETUP_IMAGE, PAUSE_IMAG
 
 Manifest = dict[str, Any]
 
-MEMLOCK_LABEL = "aks-mlops/rdma-memlock"
-MEMLOCK_LABEL_VALUE = "unlimited"
 MEMLOCK_NAME = "rdma-memlock"
 MEMLOCK_ROLE = f"aks-mlops-{MEMLOCK_NAME}"
 # systemd reads drop-ins of a unit from `<unit>.service.d/`; the number orders it after AKS's own drop-ins.
@@ -101,14 +100,14 @@ def _unprivileged() -> dict[str, Any]:
 
 def memlock_daemonset(ib_pools: Sequence[GpuPoolFacts]) -> Manifest:
     """The DaemonSet on exactly `ib_pools`: two init containers set the node up, then it idles in `pause`."""
-    labels = {"app.kubernetes.io/name": MEMLOCK_NAME, "app.kubernetes.io/part-of": "aks-mlops"}
+    labels = {APP_NAME_LABEL: MEMLOCK_NAME, "app.kubernetes.io/part-of": "aks-mlops"}
     small = {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}}
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": {"name": MEMLOCK_NAME, "namespace": NETWORK_OPERATOR_NAMESPACE, "labels": labels},
         "spec": {
-            "selector": {"matchLabels": {"app.kubernetes.io/name": MEMLOCK_NAME}},
+            "selector": {"matchLabels": {APP_NAME_LABEL: MEMLOCK_NAME}},
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {

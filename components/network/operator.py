@@ -37,6 +37,7 @@ import pulumi_kubernetes as k8s
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
 from components.core.fabric import RDMA_PODS_PER_NODE, RDMA_RESOURCE_PREFIX, RDMA_SHARED_RESOURCE_NAME
+from components.core.labels import MEMLOCK_LABEL, MEMLOCK_LABEL_VALUE, POD_SECURITY_ENFORCE_LABEL
 from components.core.naming import NETWORK_OPERATOR_NAMESPACE
 from components.core.placement import gpu_node_affinity, gpu_tolerations, system_placement
 from components.core.pool_facts import GpuPoolFacts
@@ -46,7 +47,7 @@ from components.core.versions import (
     NETWORK_OPERATOR_IMAGES,
     RDMA_SHARED_DEVICE_PLUGIN_VERSION,
 )
-from components.network.memlock import MEMLOCK_LABEL, MEMLOCK_LABEL_VALUE, memlock_manifests
+from components.network.memlock import memlock_manifests
 
 NIC_CLUSTER_POLICY_API = "mellanox.com/v1alpha1"
 NIC_CLUSTER_POLICY_NAME = "nic-cluster-policy"
@@ -168,7 +169,7 @@ class NetworkOperator(PlatformComponent):
         namespace = apply_manifest(
             f"{name}-namespace",
             # The driver container loads kernel modules, the device plugin mounts host devices: privileged by design.
-            namespace_manifest(NETWORK_OPERATOR_NAMESPACE, {"pod-security.kubernetes.io/enforce": "privileged"}),
+            namespace_manifest(NETWORK_OPERATOR_NAMESPACE, {POD_SECURITY_ENFORCE_LABEL: "privileged"}),
             self.child(provider=args.provider),
         )
         self.release = helm_release(

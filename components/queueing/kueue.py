@@ -16,7 +16,8 @@ import yaml
 
 from components.config.teams import KueueSettings, TeamSettings
 from components.core.fabric import RDMA_RESOURCE_PREFIX
-from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE, TEAM_LABEL
+from components.core.labels import TEAM_LABEL, namespace_selector
+from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.quotas import FlavorQuota
 from components.core.scheduling import INFERENCE_TAINT
@@ -174,7 +175,7 @@ def cluster_queue(
         "spec": {
             "cohortName": kueue.cohort,
             # Only the team's own namespace may submit to its queue.
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}},
+            "namespaceSelector": namespace_selector(team.namespace),
             "queueingStrategy": "BestEffortFIFO",
             "resourceGroups": groups,
             "preemption": {

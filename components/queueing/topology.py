@@ -33,11 +33,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from components.core.labels import GPU_POOL_LABEL
 from components.core.pool_facts import GpuPoolFacts
 from components.queueing.priorities import KUEUE_API
-
-# The label the platform puts on its per-pool Kueue objects (flavors and topologies).
-POOL_LABEL = "aks-mlops/gpu-pool"
 
 
 def topology(pool: GpuPoolFacts) -> dict[str, Any]:
@@ -47,7 +45,7 @@ def topology(pool: GpuPoolFacts) -> dict[str, Any]:
     return {
         "apiVersion": KUEUE_API,
         "kind": "Topology",
-        "metadata": {"name": pool.name, "labels": {POOL_LABEL: pool.name}},
+        "metadata": {"name": pool.name, "labels": {GPU_POOL_LABEL: pool.name}},
         "spec": {"levels": [{"nodeLabel": label} for label in pool.topology_levels]},
     }
 

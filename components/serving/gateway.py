@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.config.serving import ServingSettings
-from components.core.naming import GATEWAY_NAMESPACE, TEAM_LABEL
+from components.core.labels import TEAM_LABEL
+from components.core.naming import GATEWAY_NAMESPACE
 from components.core.placement import system_placement
 from components.core.serving import (
     ENVOY_GATEWAY_CONTROLLER,

@@ -25,17 +25,16 @@ import pulumi
 
 from components.config.serving import ServingSettings
 from components.config.teams import TeamSettings
+from components.core.labels import INFERENCE_SERVICE_LABEL, SERVING_RUNTIME_LABEL, TEAM_LABEL, namespace_selector
 from components.core.metric_sources import AMA_METRICS_PODS
-from components.core.naming import GATEWAY_NAMESPACE, TEAM_LABEL
+from components.core.naming import GATEWAY_NAMESPACE, KUBE_SYSTEM_NAMESPACE
 from components.core.serving import (
     AZURE_AUTHORITY_HOST,
     AZURE_BLOB_URI_PATTERN,
     IDENTITY_TOKEN_DIR,
     IDENTITY_TOKEN_FILE,
     IDENTITY_TOKEN_VOLUME,
-    INFERENCE_SERVICE_LABEL,
     MODEL_STORAGE_CONFIG_MAP,
-    RUNTIME_LABEL,
     SERVER_CONTAINER,
     SERVER_PORT,
     SERVING_RUNTIME_API,
@@ -76,7 +75,7 @@ def serving_runtime(runtime: ServingRuntime, team: TeamSettings, serving: Servin
             {"name": name, "version": version, "autoSelect": True, "priority": 1}
             for name, version in runtime.model_formats
         ],
-        "labels": {RUNTIME_LABEL: runtime.name},
+        "labels": {SERVING_RUNTIME_LABEL: runtime.name},
         "containers": [container],
     }
     if runtime.protocol_versions:
@@ -148,7 +147,7 @@ def serving_network_policy(team: TeamSettings) -> dict[str, Any]:
     team namespace's other policies (components.teams) deny everything else from outside it."""
 
     def from_namespace(namespace: str, pods: Mapping[str, str] | None = None) -> dict[str, Any]:
-        peer: dict[str, Any] = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
+        peer: dict[str, Any] = {"namespaceSelector": namespace_selector(namespace)}
         if pods:
             peer["podSelector"] = {"matchLabels": dict(pods)}
         return peer
@@ -163,7 +162,7 @@ def serving_network_policy(team: TeamSettings) -> dict[str, Any]:
             "ingress": [
                 {"from": [from_namespace(GATEWAY_NAMESPACE)], "ports": [{"protocol": "TCP", "port": SERVER_PORT}]},
                 {
-                    "from": [from_namespace("kube-system", AMA_METRICS_PODS)],
+                    "from": [from_namespace(KUBE_SYSTEM_NAMESPACE, AMA_METRICS_PODS)],
                     "ports": [{"protocol": "TCP", "port": port} for port in metrics_ports()],
                 },
             ],

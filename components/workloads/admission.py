@@ -44,7 +44,8 @@ import pulumi
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest
-from components.core.naming import QUEUE_NAME_LABEL, TEAM_LABEL
+from components.core.images import DIGEST, MUTABLE_TAG, TAG
+from components.core.labels import QUEUE_NAME_LABEL, TEAM_LABEL
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 # The bindings select namespaces that carry the team label, whatever its value, so a new team is guarded from its
@@ -290,20 +291,20 @@ def gpu_workloads_queued_policy() -> dict[str, Any]:
     )
 
 
-# Image references (distribution spec): a digest pins the content; a tag is the part after the last ':' that
-# follows the last '/' (a registry port is followed by a '/').
-DIGEST = "@sha256:[a-f0-9]{64}$"
-TAG = "^[^@]*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
-LATEST = ":latest$"
+# The CEL (RE2) forms of the image grammar's pieces (components.core.images): a digest pins the content; a tag is
+# the part after the last ':' that follows the last '/' (a registry port is followed by a '/').
+DIGEST_CEL = f"@{DIGEST}$"
+TAG_CEL = f"^[^@]*:{TAG}$"
+MUTABLE_TAG_CEL = f":{MUTABLE_TAG}$"
 
 
 def image_pinned(image: str, require_digest: bool) -> str:
     """CEL: whether `image` is pinned as the stack asks (a digest; or, unless digests are required, a tag other
     than latest)."""
-    by_digest = f"{image}.matches('{DIGEST}')"
+    by_digest = f"{image}.matches('{DIGEST_CEL}')"
     if require_digest:
         return by_digest
-    return f"{by_digest} || ({image}.matches('{TAG}') && !{image}.matches('{LATEST}'))"
+    return f"{by_digest} || ({image}.matches('{TAG_CEL}') && !{image}.matches('{MUTABLE_TAG_CEL}'))"
 
 
 def images_pinned_policy(require_digests: bool) -> dict[str, Any]:

@@ -28,17 +28,11 @@ from typing import Any
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
 from components.core.fabric import infiniband_environment
-from components.core.naming import (
-    CHECKPOINTS_CLAIM,
-    PRIORITY_CLASS_LABEL,
-    QUEUE_NAME_LABEL,
-    TEAM_LABEL,
-    TRAINING_PRIORITY,
-    WORKLOAD_SERVICE_ACCOUNT,
-)
+from components.core.labels import JOB_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
+from components.core.naming import CHECKPOINTS_CLAIM, TRAINING_PRIORITY, WORKLOAD_SERVICE_ACCOUNT
 from components.core.pool_facts import GpuPoolFacts
 from components.core.training_pods import CHECKPOINTS_MOUNT, NCCL_ENVIRONMENT, SHM_MOUNT, SHM_VOLUME, team_pod_security
-from components.workloads.reference import JOB_LABEL, obtainable, pod_size, queue_for, topology_request
+from components.workloads.reference import obtainable, pod_size, queue_for, topology_request
 
 Manifest = dict[str, Any]
 

@@ -38,17 +38,21 @@ from typing import Any
 
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
+from components.core.durations import duration_seconds
 from components.core.fabric import infiniband_environment
-from components.core.metric_sources import JOB_POD_LABELS
+from components.core.labels import (
+    JOB_LABEL,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    TEAM_LABEL,
+    TOPOLOGY_REQUIRED_ANNOTATION,
+    WORKLOAD_IDENTITY_LABEL,
+)
 from components.core.naming import (
     CHECKPOINTS_CLAIM,
     DATASETS_CLAIM,
     LOCAL_QUEUE,
-    PRIORITY_CLASS_LABEL,
-    QUEUE_NAME_LABEL,
     SPOT_QUEUE,
-    TEAM_LABEL,
-    TOPOLOGY_REQUIRED_ANNOTATION,
     TRAINING_PRIORITY,
     WORKLOAD_SERVICE_ACCOUNT,
 )
@@ -66,7 +70,6 @@ from components.core.training_pods import (
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
     TRAINER_NODE,
-    WORKLOAD_IDENTITY_LABEL,
     team_pod_security,
 )
 
@@ -84,8 +87,6 @@ DISTRIBUTED_NAME = "reference-distributed"
 TRAINJOB_NAME = "reference-trainjob"
 MIG_TRIAL_NAME = "reference-mig-trial"
 TFJOB_NAME = "reference-tfjob"
-# The pod label naming a pod's job on the platform's dashboards (README, "Training metrics").
-JOB_LABEL = JOB_POD_LABELS[0]
 # The owner of the reference TrainJob's own runtime patch (pool and job label). Each writer of a TrainJob's
 # runtimePatches keeps one entry under its own manager name; Kueue writes its admission into `kueue.x-k8s.io/manager`.
 PLACEMENT_PATCH_MANAGER = "aks-mlops/placement"
@@ -205,11 +206,6 @@ def pod_size(settings: Settings, team: TeamSettings, facts: GpuPoolFacts, units:
     cpu = min(math.floor(vm.vcpus * share), math.floor(quantity_value(team.cpu) / pods))
     memory = min(math.floor(vm.memory_gib * share), math.floor(quantity_value(team.memory) / GIB / pods))
     return PodSize(cpu=max(cpu, 1), memory_gib=memory, shm_gib=max(math.floor(memory * SHM_SHARE), 1))
-
-
-def _seconds(duration: str) -> int:
-    """A validated duration such as `72h` (components.config.validators.DURATION) in seconds."""
-    return int(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
 
 
 # --- building blocks ---------------------------------------------------------------------------------
@@ -352,7 +348,7 @@ def _run_policy(settings: Settings) -> dict[str, Any]:
         # GPUs; finished pods stay for their logs until the job is garbage-collected.
         "cleanPodPolicy": "Running",
         "backoffLimit": BACKOFF_LIMIT,
-        "activeDeadlineSeconds": _seconds(settings.monitoring.thresholds.job_running_longer_than),
+        "activeDeadlineSeconds": duration_seconds(settings.monitoring.thresholds.job_running_longer_than),
         "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
     }
 
@@ -370,7 +366,7 @@ def _job(settings: Settings, placement: _Placement, name: str) -> Manifest:
         "spec": {
             "backoffLimit": BACKOFF_LIMIT,
             # The platform treats a job running longer than this as hung (alert `TrainingRunningTooLong`).
-            "activeDeadlineSeconds": _seconds(settings.monitoring.thresholds.job_running_longer_than),
+            "activeDeadlineSeconds": duration_seconds(settings.monitoring.thresholds.job_running_longer_than),
             "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
             # A replacement starts only once the old pod is gone: one writer of the checkpoints at a time.
             "podReplacementPolicy": "Failed",
@@ -462,7 +458,7 @@ def _train_job(settings: Settings, team: TeamSettings, facts: GpuPoolFacts) -> M
                 "resourcesPerNode": _with_rdma(_resources(placement), facts),
             },
             # The platform treats a job running longer than this as hung (alert `TrainingRunningTooLong`).
-            "activeDeadlineSeconds": _seconds(settings.monitoring.thresholds.job_running_longer_than),
+            "activeDeadlineSeconds": duration_seconds(settings.monitoring.thresholds.job_running_longer_than),
             "runtimePatches": [
                 {
                     "manager": PLACEMENT_PATCH_MANAGER,

@@ -26,19 +26,19 @@ from typing import Any
 from components.config.serving import ROLLOUT_SURGE
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
-from components.core.naming import (
-    GATEWAY_NAMESPACE,
+from components.core.labels import (
+    DEPLOYMENT_MODE_ANNOTATION,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
-    SERVING_PRIORITY,
+    SERVING_VARIANT_LABEL,
     TEAM_LABEL,
-    WORKLOAD_SERVICE_ACCOUNT,
+    WORKLOAD_IDENTITY_LABEL,
 )
+from components.core.naming import GATEWAY_NAMESPACE, SERVING_PRIORITY, WORKLOAD_SERVICE_ACCOUNT
 from components.core.pool_facts import GpuPoolFacts, flavor_preference
 from components.core.scheduling import INFERENCE_TAINT
 from components.core.serving import (
     CANARY_VARIANT,
-    DEPLOYMENT_MODE_ANNOTATION,
     GATEWAY_API,
     GATEWAY_GROUP,
     GATEWAY_LISTENER,
@@ -48,14 +48,12 @@ from components.core.serving import (
     SERVER_CONTAINER,
     STABLE_VARIANT,
     STANDARD_MODE,
-    VARIANT_LABEL,
     VLLM,
     inference_host,
     model_storage_uri,
     predictor_service_name,
     supports_bfloat16,
 )
-from components.core.training_pods import WORKLOAD_IDENTITY_LABEL
 from components.workloads.reference import Manifest, pod_size, queue_for
 
 SERVING_FILE = "inferenceservice-canary.yaml"
@@ -124,7 +122,7 @@ def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFact
                 "nodeSelector": dict(facts.selector),
                 # Kueue assigns the inference pool's flavor only to pods that tolerate its taint themselves.
                 "tolerations": [INFERENCE_TAINT.toleration()],
-                "labels": {WORKLOAD_IDENTITY_LABEL: "true", VARIANT_LABEL: STABLE_VARIANT},
+                "labels": {WORKLOAD_IDENTITY_LABEL: "true", SERVING_VARIANT_LABEL: STABLE_VARIANT},
                 "deploymentStrategy": {
                     "type": "RollingUpdate",
                     # The surge the serving quota check counts on (components.config.serving.rollout_gpus).
@@ -139,7 +137,7 @@ def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFact
                     "trafficPercent": serving.canary_traffic_percent,
                     "predictor": {
                         "name": CANARY_PREDICTOR,
-                        "labels": {VARIANT_LABEL: CANARY_VARIANT},
+                        "labels": {SERVING_VARIANT_LABEL: CANARY_VARIANT},
                         # KServe's webhook refuses a container name on the stable predictor's model ("the 'name'
                         # field is not allowed in standard predictor"), but the v0.20.0 CRD requires one on a
                         # canary's: the name KServe gives the model server container anyway.

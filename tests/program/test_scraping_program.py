@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.core.metric_sources import AMA_METRICS_PODS, KUEUE, METRICS_PORT, TRAINING_METRICS_LABEL
+from components.core.labels import TRAINING_METRICS_LABEL
+from components.core.metric_sources import AMA_METRICS_PODS, KUEUE, METRICS_PORT
 from components.core.versions import DCGM_EXPORTER
 from components.monitoring.scraping import serving_pod_monitors
 from offline.engine import ProgramRun, load_stack_config, stack_files

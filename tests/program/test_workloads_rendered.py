@@ -21,7 +21,7 @@ import yaml
 
 from components.config.loader import load_settings
 from components.config.settings import Settings
-from components.core.naming import QUEUE_NAME_LABEL
+from components.core.labels import QUEUE_NAME_LABEL
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import ROUTE_FILE, SERVING_FILE, serving_workloads
 from offline.__main__ import main

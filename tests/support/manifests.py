@@ -17,13 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from components.config.settings import Settings
-from components.core.naming import (
-    CHECKPOINTS_CLAIM,
-    DATASETS_CLAIM,
-    LOCAL_QUEUE,
-    QUEUE_NAME_LABEL,
-    WORKLOAD_SERVICE_ACCOUNT,
-)
+from components.core.labels import QUEUE_NAME_LABEL
+from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, LOCAL_QUEUE, WORKLOAD_SERVICE_ACCOUNT
 
 __all__ = [
     "BUILDERS",

@@ -20,7 +20,8 @@ import celpy
 import kubernetes_validate
 import pytest
 
-from components.core.naming import PLATFORM_NAMESPACES, QUEUE_NAME_LABEL
+from components.core.labels import QUEUE_NAME_LABEL
+from components.core.naming import PLATFORM_NAMESPACES
 from components.teams import namespace
 from components.workloads.admission import (
     GPU_REQUESTS_EQUAL_LIMITS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.config.loader import load_settings
-from components.config.workloads import image_problem
+from components.core.images import image_problem
 from offline.engine import load_stack_config
 from tests.support.config import dev_raw, load_error, settings_for
 

@@ -6,15 +6,8 @@ from __future__ import annotations
 import pytest
 
 from components.core.catalog import VM_SIZES
-from components.core.fabric import (
-    AGENTPOOL_LABEL,
-    AKS_NODE_LABELS,
-    HOSTNAME_LABEL,
-    RDMA_RESOURCE,
-    ZONE_LABEL,
-    infiniband_environment,
-    topology_levels,
-)
+from components.core.fabric import RDMA_RESOURCE, infiniband_environment, topology_levels
+from components.core.labels import AGENTPOOL_LABEL, AKS_NODE_LABELS, HOSTNAME_LABEL, ZONE_LABEL
 from tests.support.kueue import stack_settings
 
 INFINIBAND_SIZES = {

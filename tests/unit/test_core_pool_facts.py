@@ -9,8 +9,8 @@ import pytest
 
 from components.config.loader import load_settings
 from components.core.catalog import find_vm_size
+from components.core.labels import SPOT_LABEL
 from components.core.pool_facts import GpuPoolFacts
-from components.core.scheduling import SPOT_LABEL
 from tests.support.config import A100, dev_raw, gpu_pool
 
 

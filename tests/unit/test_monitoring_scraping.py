@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from components.config.loader import load_settings
-from components.core.metric_sources import JOB_POD_LABELS, TRAINING_JOB_LABEL
-from components.core.serving import INFERENCE_SERVICE_LABEL, RUNTIME_LABEL, VARIANT_LABEL
+from components.core.labels import INFERENCE_SERVICE_LABEL, JOB_POD_LABELS, SERVING_RUNTIME_LABEL, SERVING_VARIANT_LABEL
+from components.core.metric_sources import TRAINING_JOB_LABEL
 from components.monitoring.scraping import (
     pod_monitor,
     prometheus_label,
@@ -123,7 +123,12 @@ def series_labels(endpoint: dict[str, Any], pod_labels: dict[str, str]) -> dict[
 
 def test_serving_series_are_labelled_with_the_inference_service_and_variant_of_their_pod() -> None:
     [team] = load_settings(dev_raw()).teams
-    pod = {INFERENCE_SERVICE_LABEL: "llm", VARIANT_LABEL: "canary", RUNTIME_LABEL: "vllm", "app": "llm-predictor"}
+    pod = {
+        INFERENCE_SERVICE_LABEL: "llm",
+        SERVING_VARIANT_LABEL: "canary",
+        SERVING_RUNTIME_LABEL: "vllm",
+        "app": "llm-predictor",
+    }
     for monitor in serving_pod_monitors(team):
         [endpoint] = monitor["spec"]["podMetricsEndpoints"]
         assert series_labels(endpoint, pod) == {"inference_service": "llm", "variant": "canary"}

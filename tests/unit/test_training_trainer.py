@@ -19,15 +19,8 @@ import yaml
 
 from components.config.loader import load_settings
 from components.config.settings import Settings
-from components.core.naming import (
-    CHECKPOINTS_CLAIM,
-    DATASETS_CLAIM,
-    PRIORITY_CLASS_LABEL,
-    QUEUE_NAME_LABEL,
-    TEAM_LABEL,
-    TRAINING_PRIORITY,
-    WORKLOAD_SERVICE_ACCOUNT,
-)
+from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
+from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, TRAINING_PRIORITY, WORKLOAD_SERVICE_ACCOUNT
 from components.core.placement import system_placement
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP
 from components.core.training_pods import NCCL_ENVIRONMENT, TORCH_DISTRIBUTED_RUNTIME

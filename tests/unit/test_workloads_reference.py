@@ -26,17 +26,15 @@ from components.config.loader import load_settings
 from components.config.pools import WORKLOAD_ROLES
 from components.config.settings import Settings
 from components.config.teams import TeamSettings
-from components.config.workloads import image_problem
-from components.core.metric_sources import JOB_POD_LABELS
+from components.core.images import image_problem
+from components.core.labels import JOB_POD_LABELS, QUEUE_NAME_LABEL, TEAM_LABEL
 from components.core.naming import (
     CHECKPOINTS_CLAIM,
     DATASETS_CLAIM,
     LOCAL_QUEUE,
     PLATFORM_NAMESPACES,
-    QUEUE_NAME_LABEL,
     SERVING_PRIORITY,
     SPOT_QUEUE,
-    TEAM_LABEL,
     TRAINING_PRIORITY,
     WORKLOAD_SERVICE_ACCOUNT,
 )
