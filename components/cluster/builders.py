@@ -6,6 +6,7 @@ check the exact arguments (typed `*Args` of pulumi-azure-native) without the eng
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -14,7 +15,7 @@ from pulumi_azure_native import containerservice as aks
 
 from components.config.cluster import MaintenanceWindow
 from components.config.settings import Settings
-from components.core.naming import Names, snake_case
+from components.core.naming import Names
 from components.core.scheduling import SYSTEM_POOL_TAINT
 
 # The two planned-maintenance schedules AKS honours for automatic upgrades
@@ -53,11 +54,59 @@ def system_pool_profile(settings: Settings) -> aks.ManagedClusterAgentPoolProfil
 
 
 def autoscaler_profile_args(settings: Settings) -> aks.ManagedClusterPropertiesAutoScalerProfileArgs:
-    snake = {snake_case(key): value for key, value in settings.autoscaler_profile.items()}
-    return aks.ManagedClusterPropertiesAutoScalerProfileArgs(**snake)
+    """The cluster autoscaler's profile from the stack's settings (keyed by their camelCase AKS names).
+
+    The API takes three of the settings as booleans and every other one as a string ("20s", "120", "true"); each
+    keyword is read with the type the SDK declares for it, and a setting the SDK has no keyword for is refused."""
+    profile = settings.autoscaler_profile
+    read: set[str] = set()
+
+    def text(key: str) -> str | None:
+        read.add(key)
+        value = profile.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"autoscaler setting {key!r} must be a string, not {value!r}")
+        return value
+
+    def flag(key: str) -> bool | None:
+        read.add(key)
+        value = profile.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"autoscaler setting {key!r} must be a boolean, not {value!r}")
+        return value
+
+    # Unset settings stay None, which the SDK leaves out of the request exactly like an absent keyword.
+    args = aks.ManagedClusterPropertiesAutoScalerProfileArgs(
+        balance_similar_node_groups=text("balanceSimilarNodeGroups"),
+        daemonset_eviction_for_empty_nodes=flag("daemonsetEvictionForEmptyNodes"),
+        daemonset_eviction_for_occupied_nodes=flag("daemonsetEvictionForOccupiedNodes"),
+        expander=text("expander"),
+        ignore_daemonsets_utilization=flag("ignoreDaemonsetsUtilization"),
+        max_empty_bulk_delete=text("maxEmptyBulkDelete"),
+        max_graceful_termination_sec=text("maxGracefulTerminationSec"),
+        max_node_provision_time=text("maxNodeProvisionTime"),
+        max_total_unready_percentage=text("maxTotalUnreadyPercentage"),
+        new_pod_scale_up_delay=text("newPodScaleUpDelay"),
+        ok_total_unready_count=text("okTotalUnreadyCount"),
+        scale_down_delay_after_add=text("scaleDownDelayAfterAdd"),
+        scale_down_delay_after_delete=text("scaleDownDelayAfterDelete"),
+        scale_down_delay_after_failure=text("scaleDownDelayAfterFailure"),
+        scale_down_unneeded_time=text("scaleDownUnneededTime"),
+        scale_down_unready_time=text("scaleDownUnreadyTime"),
+        scale_down_utilization_threshold=text("scaleDownUtilizationThreshold"),
+        scan_interval=text("scanInterval"),
+        skip_nodes_with_local_storage=text("skipNodesWithLocalStorage"),
+        skip_nodes_with_system_pods=text("skipNodesWithSystemPods"),
+    )
+    unknown = sorted(set(profile) - read)
+    if unknown:
+        # Silently dropping a setting would leave the autoscaler on a default nobody chose.
+        raise TypeError(f"autoscaler settings the AKS SDK does not take: {', '.join(unknown)}")
+    return args
 
 
 def maintenance_window_args(window: MaintenanceWindow) -> aks.MaintenanceWindowArgs:
+    """One planned-maintenance window: a weekly slot, minus the dates no upgrade may start on."""
     return aks.MaintenanceWindowArgs(
         duration_hours=window.duration_hours,
         start_time=window.start_time,
@@ -79,6 +128,7 @@ def maintenance_windows(settings: Settings) -> dict[str, MaintenanceWindow]:
 
 
 def log_workspace_args(settings: Settings, names: Names) -> dict[str, Any]:
+    """The Log Analytics workspace of the cluster's logs (Container Insights, audit logs, Defender)."""
     return {
         "workspace_name": names.log_analytics,
         "location": settings.location,
@@ -102,68 +152,21 @@ def managed_cluster_args(
         "node_resource_group": names.node_resource_group,
         "kubernetes_version": settings.kubernetes_version,
         "sku": aks.ManagedClusterSKUArgs(name="Base", tier=settings.cluster_tier),
-        "identity": aks.ManagedClusterIdentityArgs(type="UserAssigned", user_assigned_identities=[identity_id]),
+        "identity": aks.ManagedClusterIdentityArgs(
+            type=aks.ResourceIdentityType.USER_ASSIGNED, user_assigned_identities=[identity_id]
+        ),
         "agent_pool_profiles": [system_pool_profile(settings)],
         "auto_scaler_profile": autoscaler_profile_args(settings),
         "enable_rbac": True,
         "disable_local_accounts": True,
-        "aad_profile": aks.ManagedClusterAADProfileArgs(
-            managed=True,
-            enable_azure_rbac=True,
-            admin_group_object_ids=list(settings.admin_group_object_ids) or None,
-        ),
+        "aad_profile": aad_profile_args(settings),
         "oidc_issuer_profile": aks.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
-        "security_profile": aks.ManagedClusterSecurityProfileArgs(
-            workload_identity=aks.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
-            image_cleaner=aks.ManagedClusterSecurityProfileImageCleanerArgs(
-                enabled=True, interval_hours=settings.image_cleaner_interval_hours
-            ),
-            defender=aks.ManagedClusterSecurityProfileDefenderArgs(
-                log_analytics_workspace_resource_id=log_analytics_workspace_id,
-                security_monitoring=aks.ManagedClusterSecurityProfileDefenderSecurityMonitoringArgs(enabled=True),
-            )
-            if settings.defender_enabled
-            else None,
-        ),
-        "network_profile": aks.ContainerServiceNetworkProfileArgs(
-            network_plugin="azure",
-            network_plugin_mode="overlay",
-            network_dataplane="cilium",
-            network_policy="cilium",
-            pod_cidr=settings.network.pod_cidr,
-            service_cidr=settings.network.service_cidr,
-            dns_service_ip=settings.network.dns_service_ip,
-            load_balancer_sku="standard",
-            outbound_type="loadBalancer",
-        ),
-        "api_server_access_profile": aks.ManagedClusterAPIServerAccessProfileArgs(
-            enable_private_cluster=settings.private_cluster,
-            authorized_ip_ranges=list(settings.authorized_ip_ranges) or None,
-            disable_run_command=True,
-        ),
-        "storage_profile": aks.ManagedClusterStorageProfileArgs(
-            blob_csi_driver=aks.ManagedClusterStorageProfileBlobCSIDriverArgs(enabled=True),
-            file_csi_driver=aks.ManagedClusterStorageProfileFileCSIDriverArgs(enabled=True),
-            disk_csi_driver=aks.ManagedClusterStorageProfileDiskCSIDriverArgs(enabled=True),
-            snapshot_controller=aks.ManagedClusterStorageProfileSnapshotControllerArgs(enabled=True),
-        ),
-        # Managed Prometheus on the cluster side (the workspace, rules and association are in
-        # ManagedPrometheus). GPU-node labels are exported on kube_node_labels for the alerts.
-        "azure_monitor_profile": aks.ManagedClusterAzureMonitorProfileArgs(
-            metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(
-                enabled=True,
-                kube_state_metrics=aks.ManagedClusterAzureMonitorProfileKubeStateMetricsArgs(
-                    metric_labels_allowlist=KUBE_STATE_METRICS_NODE_LABELS
-                ),
-            )
-        ),
-        # Container Insights with managed-identity auth (its data collection rule is in ManagedPrometheus).
-        "addon_profiles": {
-            "omsagent": aks.ManagedClusterAddonProfileArgs(
-                enabled=True,
-                config={"logAnalyticsWorkspaceResourceID": log_analytics_workspace_id, "useAADAuth": "true"},
-            )
-        },
+        "security_profile": security_profile_args(settings, log_analytics_workspace_id),
+        "network_profile": network_profile_args(settings),
+        "api_server_access_profile": api_server_access_profile_args(settings),
+        "storage_profile": storage_profile_args(),
+        "azure_monitor_profile": azure_monitor_profile_args(),
+        "addon_profiles": addon_profiles_args(log_analytics_workspace_id),
         "auto_upgrade_profile": aks.ManagedClusterAutoUpgradeProfileArgs(
             upgrade_channel=settings.upgrade_channel,
             node_os_upgrade_channel=settings.node_os_upgrade_channel,
@@ -171,7 +174,96 @@ def managed_cluster_args(
     }
 
 
+def aad_profile_args(settings: Settings) -> aks.ManagedClusterAADProfileArgs:
+    """Entra ID sign-in with Azure RBAC for Kubernetes authorization (local accounts are off, so this is the only
+    way in); the admin groups get cluster-admin through Entra ID."""
+    return aks.ManagedClusterAADProfileArgs(
+        managed=True,
+        enable_azure_rbac=True,
+        admin_group_object_ids=list(settings.admin_group_object_ids) or None,
+    )
+
+
+def security_profile_args(
+    settings: Settings, log_analytics_workspace_id: pulumi.Input[str]
+) -> aks.ManagedClusterSecurityProfileArgs:
+    """Workload identity for the teams' pods, the image cleaner, and (where enabled) Defender's security
+    monitoring, which reports to the cluster's Log Analytics workspace."""
+    return aks.ManagedClusterSecurityProfileArgs(
+        workload_identity=aks.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
+        image_cleaner=aks.ManagedClusterSecurityProfileImageCleanerArgs(
+            enabled=True, interval_hours=settings.image_cleaner_interval_hours
+        ),
+        defender=aks.ManagedClusterSecurityProfileDefenderArgs(
+            log_analytics_workspace_resource_id=log_analytics_workspace_id,
+            security_monitoring=aks.ManagedClusterSecurityProfileDefenderSecurityMonitoringArgs(enabled=True),
+        )
+        if settings.defender_enabled
+        else None,
+    )
+
+
+def network_profile_args(settings: Settings) -> aks.ContainerServiceNetworkProfileArgs:
+    """Azure CNI overlay with the Cilium dataplane (which also enforces NetworkPolicies), in the stack's ranges."""
+    return aks.ContainerServiceNetworkProfileArgs(
+        network_plugin="azure",
+        network_plugin_mode="overlay",
+        network_dataplane="cilium",
+        network_policy="cilium",
+        pod_cidr=settings.network.pod_cidr,
+        service_cidr=settings.network.service_cidr,
+        dns_service_ip=settings.network.dns_service_ip,
+        load_balancer_sku="standard",
+        outbound_type="loadBalancer",
+    )
+
+
+def api_server_access_profile_args(settings: Settings) -> aks.ManagedClusterAPIServerAccessProfileArgs:
+    """Who reaches the API server: a private cluster, or a public one limited to the authorized ranges."""
+    return aks.ManagedClusterAPIServerAccessProfileArgs(
+        enable_private_cluster=settings.private_cluster,
+        authorized_ip_ranges=list(settings.authorized_ip_ranges) or None,
+        # `az aks command invoke` would reach the API server from Azure's side, around the private network and the
+        # authorized ranges.
+        disable_run_command=True,
+    )
+
+
+def storage_profile_args() -> aks.ManagedClusterStorageProfileArgs:
+    """The CSI drivers behind the platform's storage classes (Blob, Files, Disk) and the volume snapshot controller."""
+    return aks.ManagedClusterStorageProfileArgs(
+        blob_csi_driver=aks.ManagedClusterStorageProfileBlobCSIDriverArgs(enabled=True),
+        file_csi_driver=aks.ManagedClusterStorageProfileFileCSIDriverArgs(enabled=True),
+        disk_csi_driver=aks.ManagedClusterStorageProfileDiskCSIDriverArgs(enabled=True),
+        snapshot_controller=aks.ManagedClusterStorageProfileSnapshotControllerArgs(enabled=True),
+    )
+
+
+def azure_monitor_profile_args() -> aks.ManagedClusterAzureMonitorProfileArgs:
+    """Managed Prometheus on the cluster side (the workspace, rules and association are in ManagedPrometheus)."""
+    return aks.ManagedClusterAzureMonitorProfileArgs(
+        metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(
+            enabled=True,
+            # GPU-node labels are exported on kube_node_labels for the alerts.
+            kube_state_metrics=aks.ManagedClusterAzureMonitorProfileKubeStateMetricsArgs(
+                metric_labels_allowlist=KUBE_STATE_METRICS_NODE_LABELS
+            ),
+        )
+    )
+
+
+def addon_profiles_args(log_analytics_workspace_id: pulumi.Input[str]) -> dict[str, aks.ManagedClusterAddonProfileArgs]:
+    """Container Insights with managed-identity auth (its data collection rule is in ManagedPrometheus)."""
+    return {
+        "omsagent": aks.ManagedClusterAddonProfileArgs(
+            enabled=True,
+            config={"logAnalyticsWorkspaceResourceID": log_analytics_workspace_id, "useAADAuth": "true"},
+        )
+    }
+
+
 def registry_args(settings: Settings, registry_name: pulumi.Input[str]) -> dict[str, Any]:
+    """The stack's container registry, where the teams push their images and the nodes pull them from."""
     return {
         "registry_name": registry_name,
         "location": settings.location,
@@ -183,10 +275,14 @@ def registry_args(settings: Settings, registry_name: pulumi.Input[str]) -> dict[
     }
 
 
-def kubelet_object_id(identity_profile: dict | None) -> str:
-    if not identity_profile or "kubeletidentity" not in identity_profile:
+def kubelet_object_id(
+    identity_profile: Mapping[str, aks.outputs.UserAssignedIdentityManagedClusterResponse] | None,
+) -> str:
+    """The object id of the cluster's kubelet identity (the one that pulls images), from its identity profile."""
+    kubelet = (identity_profile or {}).get("kubeletidentity")
+    if kubelet is None or kubelet.object_id is None:
         raise ValueError("the cluster reported no kubelet identity; cannot grant it AcrPull")
-    return identity_profile["kubeletidentity"].object_id
+    return kubelet.object_id
 
 
 # The Defender for Containers extensions Microsoft's built-in policy "Configure Microsoft Defender for Containers

@@ -7,6 +7,7 @@ Kubernetes resource must use). The Azure arguments come from `components.cluster
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
@@ -69,118 +70,187 @@ class AksCluster(PlatformComponent):
         settings = args.settings
         names = Names(settings.name_prefix, settings.environment)
         tags = stack_tags(settings.environment, settings.tags)
-        # Stateful resources survive an accidental destroy in prod: the cluster (running jobs,
-        # PVC bindings), the log workspace (audit trail) and the registry (images).
-        stateful = settings.protect_stateful
+        # Who runs `pulumi up`, and in which subscription: the registry's name, role scopes and the deployer's role.
         client = authorization.get_client_config_output(opts=self.invoke_options())
+        subscription_id: pulumi.Output[str] = client.subscription_id
 
-        # Deleting the group deletes everything in it, team data included: protected in prod.
-        group = resources.ResourceGroup(
-            f"{name}-rg",
-            resource_group_name=names.resource_group,
-            location=settings.location,
-            tags=tags,
-            opts=self.child(protect=stateful),
-        )
-        identity = managedidentity.UserAssignedIdentity(
-            f"{name}-identity",
-            resource_name_=names.control_plane_identity,
+        # Stateful resources survive an accidental destroy in prod (`settings.protect_stateful`): the group, the
+        # cluster (running jobs, PVC bindings), the log workspace (audit trail) and the registry (images).
+        group = self._resource_group(name, settings, names, tags)
+        self.azure = AzureContext(
+            names=names,
+            subscription_id=subscription_id,
             resource_group_name=group.name,
             location=settings.location,
             tags=tags,
-            opts=self.child(),
         )
-        workspace = operationalinsights.Workspace(
-            f"{name}-logs",
-            resource_group_name=group.name,
-            **log_workspace_args(settings, names),
-            tags=tags,
-            opts=self.child(protect=stateful),
-        )
-        cluster = aks.ManagedCluster(
-            f"{name}-cluster",
-            resource_group_name=group.name,
-            **managed_cluster_args(settings, names, identity_id=identity.id, log_analytics_workspace_id=workspace.id),
-            tags={**tags, **cluster_capability_tags(settings.kueue.provisioning_requests)},
-            # The autoscaler owns the System pool's node count; writing the stale count back on the
-            # next `up` would scale nodes away from under running pods.
-            opts=self.child(protect=stateful, ignore_changes=["agentPoolProfiles[0].count"]),
-        )
-        self.cluster_writes = []
-        for schedule, window in maintenance_windows(settings).items():
-            maintenance = aks.MaintenanceConfiguration(
-                f"{name}-{schedule}",
-                config_name=schedule,
-                resource_group_name=group.name,
-                resource_name_=cluster.name,
-                maintenance_window=maintenance_window_args(window),
-                opts=self.child(),
-            )
-            self.cluster_writes.append(maintenance)
-        registry = containerregistry.Registry(
-            f"{name}-registry",
-            resource_group_name=group.name,
-            **registry_args(settings, client.subscription_id.apply(names.registry)),
-            tags=tags,
-            opts=self.child(protect=stateful),
-        )
+        self.names, self.subscription_id = names, subscription_id
+        identity = self._control_plane_identity(name)
+        workspace = self._log_workspace(name, settings)
+        cluster = self._managed_cluster(name, settings, identity_id=identity.id, workspace_id=workspace.id)
+        self.cluster_writes = self._maintenance_configurations(name, settings, cluster.name)
+        registry = self._registry(name, settings, subscription_id)
         if settings.defender_for_containers_plan:
-            # Subscription-wide, and kept when the stack goes: destroying one stack must not switch the protection
-            # of every other workload of the subscription off (README, "Image scanning").
-            security.Pricing(
-                f"{name}-defender-for-containers",
-                **defender_plan_args(client.subscription_id),
-                opts=self.child(retain_on_delete=True),
-            )
+            self._defender_for_containers(name, subscription_id)
         kubelet_id = cluster.identity_profile.apply(kubelet_object_id)
-        assign_role(
-            f"{name}-acr-pull",
-            role_guid=ACR_PULL,
-            scope=registry.id,
-            principal_id=kubelet_id,
-            principal_type="ServicePrincipal",
-            subscription_id=client.subscription_id,
-            opts=self.child(),
+        self._grant_acr_pull(name, registry.id, kubelet_id)
+        deployer_admin = self._grant_deployer_cluster_admin(
+            name, settings, cluster.id, settings.deployer_object_id or client.object_id
         )
-        # With Azure RBAC for Kubernetes, whoever runs `pulumi up` needs a Kubernetes role too,
-        # or the add-ons of the same `up` are refused by the API server.
-        deployer_admin = assign_role(
-            f"{name}-deployer-cluster-admin",
-            role_guid=AKS_RBAC_CLUSTER_ADMIN,
-            scope=cluster.id,
-            principal_id=settings.deployer_object_id or client.object_id,
-            principal_type=settings.deployer_principal_type,
-            subscription_id=client.subscription_id,
-            opts=self.child(),
-        )
-        credentials = aks.list_managed_cluster_user_credentials_output(
-            resource_group_name=group.name,
-            resource_name=cluster.name,
-            format="exec",
-            opts=self.invoke_options(),
-        )
-        login_mode = settings.kubelogin_mode
-        self.kubeconfig = pulumi.Output.secret(
-            credentials.kubeconfigs.apply(
-                lambda configs: convert_kubeconfig(decode_kubeconfig(configs[0].value), login_mode)
-            )
-        )
+        self.kubeconfig = self._kubeconfig(cluster.name, settings.kubelogin_mode)
         # Every Kubernetes call of the same `up` waits for the deployer's cluster role to exist.
         self.provider = k8s.Provider(
             f"{name}-k8s", kubeconfig=self.kubeconfig, opts=self.child(depends_on=[deployer_admin])
         )
 
-        self.names = names
-        self.azure = AzureContext(
-            names=names,
-            subscription_id=client.subscription_id,
-            resource_group_name=group.name,
+        self._publish(group, cluster, kubelet_id, workspace, registry)
+
+    def _resource_group(
+        self, name: str, settings: Settings, names: Names, tags: Mapping[str, str]
+    ) -> resources.ResourceGroup:
+        """The group every Azure resource of the stack goes into."""
+        # Deleting the group deletes everything in it, team data included: protected in prod.
+        return resources.ResourceGroup(
+            f"{name}-rg",
+            resource_group_name=names.resource_group,
             location=settings.location,
             tags=tags,
+            opts=self.child(protect=settings.protect_stateful),
         )
-        self.subscription_id = client.subscription_id
+
+    def _control_plane_identity(self, name: str) -> managedidentity.UserAssignedIdentity:
+        """The user-assigned identity the cluster's control plane acts as in Azure."""
+        azure = self.azure
+        return managedidentity.UserAssignedIdentity(
+            f"{name}-identity",
+            resource_name_=azure.names.control_plane_identity,
+            resource_group_name=azure.resource_group_name,
+            location=azure.location,
+            tags=azure.tags,
+            opts=self.child(),
+        )
+
+    def _log_workspace(self, name: str, settings: Settings) -> operationalinsights.Workspace:
+        """The Log Analytics workspace of Container Insights, the audit logs and Defender."""
+        return operationalinsights.Workspace(
+            f"{name}-logs",
+            resource_group_name=self.azure.resource_group_name,
+            **log_workspace_args(settings, self.azure.names),
+            tags=self.azure.tags,
+            opts=self.child(protect=settings.protect_stateful),
+        )
+
+    def _managed_cluster(
+        self, name: str, settings: Settings, *, identity_id: pulumi.Input[str], workspace_id: pulumi.Input[str]
+    ) -> aks.ManagedCluster:
+        """The AKS cluster with its inline System pool, as `managed_cluster_args` describes it."""
+        return aks.ManagedCluster(
+            f"{name}-cluster",
+            resource_group_name=self.azure.resource_group_name,
+            **managed_cluster_args(
+                settings, self.azure.names, identity_id=identity_id, log_analytics_workspace_id=workspace_id
+            ),
+            # The capability tags declare what the stack says the cluster serves (ProvisioningRequests), for the
+            # policy pack to check Kueue's admission checks against.
+            tags={**self.azure.tags, **cluster_capability_tags(settings.kueue.provisioning_requests)},
+            # The autoscaler owns the System pool's node count; writing the stale count back on the
+            # next `up` would scale nodes away from under running pods.
+            opts=self.child(protect=settings.protect_stateful, ignore_changes=["agentPoolProfiles[0].count"]),
+        )
+
+    def _maintenance_configurations(
+        self, name: str, settings: Settings, cluster_name: pulumi.Input[str]
+    ) -> list[pulumi.Resource]:
+        """One planned-maintenance configuration per upgrade schedule, so upgrades start only in their windows.
+
+        They are writes to the cluster after its creation, which node pools wait for (`cluster_writes`)."""
+        return [
+            aks.MaintenanceConfiguration(
+                f"{name}-{schedule}",
+                config_name=schedule,
+                resource_group_name=self.azure.resource_group_name,
+                resource_name_=cluster_name,
+                maintenance_window=maintenance_window_args(window),
+                opts=self.child(),
+            )
+            for schedule, window in maintenance_windows(settings).items()
+        ]
+
+    def _registry(
+        self, name: str, settings: Settings, subscription_id: pulumi.Output[str]
+    ) -> containerregistry.Registry:
+        """The stack's container registry, named after the subscription so the name is globally unique yet stable."""
+        return containerregistry.Registry(
+            f"{name}-registry",
+            resource_group_name=self.azure.resource_group_name,
+            **registry_args(settings, subscription_id.apply(self.azure.names.registry)),
+            tags=self.azure.tags,
+            opts=self.child(protect=settings.protect_stateful),
+        )
+
+    def _defender_for_containers(self, name: str, subscription_id: pulumi.Input[str]) -> None:
+        """The subscription's Defender for Containers plan (registry scanning, runtime sensor, gated deployment)."""
+        # Subscription-wide, and kept when the stack goes: destroying one stack must not switch the protection
+        # of every other workload of the subscription off (README, "Image scanning").
+        security.Pricing(
+            f"{name}-defender-for-containers",
+            **defender_plan_args(subscription_id),
+            opts=self.child(retain_on_delete=True),
+        )
+
+    def _grant_acr_pull(self, name: str, registry_id: pulumi.Input[str], kubelet_id: pulumi.Input[str]) -> None:
+        """AcrPull on the registry for the kubelet identity, so nodes pull images without registry credentials."""
+        assign_role(
+            f"{name}-acr-pull",
+            role_guid=ACR_PULL,
+            scope=registry_id,
+            principal_id=kubelet_id,
+            principal_type="ServicePrincipal",
+            subscription_id=self.azure.subscription_id,
+            opts=self.child(),
+        )
+
+    def _grant_deployer_cluster_admin(
+        self, name: str, settings: Settings, cluster_id: pulumi.Input[str], deployer_id: pulumi.Input[str]
+    ) -> authorization.RoleAssignment:
+        """Azure Kubernetes Service RBAC Cluster Admin on the cluster for whoever runs `pulumi up`."""
+        # With Azure RBAC for Kubernetes, whoever runs `pulumi up` needs a Kubernetes role too,
+        # or the add-ons of the same `up` are refused by the API server.
+        return assign_role(
+            f"{name}-deployer-cluster-admin",
+            role_guid=AKS_RBAC_CLUSTER_ADMIN,
+            scope=cluster_id,
+            principal_id=deployer_id,
+            principal_type=settings.deployer_principal_type,
+            subscription_id=self.azure.subscription_id,
+            opts=self.child(),
+        )
+
+    def _kubeconfig(self, cluster_name: pulumi.Input[str], login_mode: str) -> pulumi.Output[str]:
+        """The cluster's Entra ID user kubeconfig, rewritten to log in without a person at the keyboard; a secret."""
+        credentials = aks.list_managed_cluster_user_credentials_output(
+            resource_group_name=self.azure.resource_group_name,
+            resource_name=cluster_name,
+            format="exec",
+            opts=self.invoke_options(),
+        )
+        return pulumi.Output.secret(
+            credentials.kubeconfigs.apply(
+                lambda configs: convert_kubeconfig(decode_kubeconfig(configs[0].value), login_mode)
+            )
+        )
+
+    def _publish(
+        self,
+        group: resources.ResourceGroup,
+        cluster: aks.ManagedCluster,
+        kubelet_id: pulumi.Output[str],
+        workspace: operationalinsights.Workspace,
+        registry: containerregistry.Registry,
+    ) -> None:
+        """What the other components attach to (ids, the OIDC issuer, the registry), and the component's outputs."""
         self.resource_group_name = group.name
-        self.location = settings.location
+        self.location = self.azure.location
         self.cluster_name = cluster.name
         self.cluster_id = cluster.id
         self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else "")

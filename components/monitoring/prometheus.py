@@ -154,6 +154,14 @@ def grafana_args(location: str, names: Names, zone_redundant: bool, workspace_id
     }
 
 
+def grafana_principal_id(identity: dashboard.outputs.ManagedServiceIdentityResponse | None) -> str:
+    """The object id of Grafana's system-assigned identity, which reads the workspace's metrics."""
+    # The SDK types the identity as optional because Grafana may run without one; this one is created with it.
+    if identity is None:
+        raise ValueError("Azure Managed Grafana reported no identity; cannot let it read the workspace's metrics")
+    return identity.principal_id
+
+
 def recording_rule_args(rule: RecordingRule) -> alertsmanagement.PrometheusRuleArgs:
     return alertsmanagement.PrometheusRuleArgs(
         record=rule.record, expression=rule.expression, labels=rule.labels or None, enabled=True
@@ -202,66 +210,13 @@ class ManagedPrometheus(PlatformComponent):
 
     def __init__(self, name: str, args: ManagedPrometheusArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
-        azure = args.azure
-        group, location, cluster_name, tags = azure.resource_group_name, azure.location, azure.names.cluster, azure.tags
-
-        workspace = monitor.AzureMonitorWorkspace(
-            f"{name}-workspace",
-            azure_monitor_workspace_name=f"amw-{azure.names.stem}",
-            resource_group_name=group,
-            location=location,
-            tags=tags,
-            opts=self.child(protect=args.protect),
-        )
-        endpoint = monitor.DataCollectionEndpoint(
-            f"{name}-endpoint",
-            data_collection_endpoint_name=data_collection_name("MSProm", location, cluster_name, 44),
-            resource_group_name=group,
-            location=location,
-            kind="Linux",
-            tags=tags,
-            opts=self.child(),
-        )
-        rule = monitor.DataCollectionRule(
-            f"{name}-rule",
-            resource_group_name=group,
-            **prometheus_rule_args(location, cluster_name, workspace.id, endpoint.id),
-            tags=tags,
-            opts=self.child(),
-        )
-        metrics_association = self._associate(
-            f"{name}-association",
-            "ContainerInsightsMetricsExtension",
-            args.cluster_id,
-            rule,
-            "Managed Prometheus: cluster -> data collection rule -> Azure Monitor workspace",
-        )
-        insights = monitor.DataCollectionRule(
-            f"{name}-container-insights",
-            resource_group_name=group,
-            **container_insights_rule_args(location, cluster_name, args.log_analytics_workspace_id),
-            tags=tags,
-            opts=self.child(),
-        )
-        insights_association = self._associate(
-            f"{name}-container-insights-association", "ContainerInsightsExtension", args.cluster_id, insights
-        )
-
+        workspace, metrics_association = self._prometheus(name, args)
+        insights_association = self._container_insights(name, args)
+        # The rule groups evaluate on the workspace's metrics of this cluster.
         scopes = [workspace.id, args.cluster_id]
-        for prefix, rules in (
-            ("NodeRecordingRulesRuleGroup", NODE_RECORDING_RULES),
-            ("KubernetesRecordingRulesRuleGroup", KUBERNETES_RECORDING_RULES),
-        ):
-            self._rule_group(name, azure, prefix, scopes, [recording_rule_args(r) for r in rules])
-        action_group = monitor.ActionGroup(
-            f"{name}-action-group",
-            resource_group_name=group,
-            **action_group_args(args.monitoring, azure.names),
-            tags=tags,
-            opts=self.child(),
-        )
-        alerts = alert_rules(args.monitoring.thresholds, args.team_namespaces, serving=args.serving)
-        self._rule_group(name, azure, "MLPlatformAlerts", scopes, [alert_rule_args(a, action_group.id) for a in alerts])
+        self._recording_rules(name, args.azure, scopes)
+        self._alerts(name, args, scopes)
+        # The control plane's audit trail (API server writes, Entra ID decisions) into Log Analytics.
         monitor.DiagnosticSetting(
             f"{name}-audit-logs", **audit_log_args(args.cluster_id, args.log_analytics_workspace_id), opts=self.child()
         )
@@ -270,6 +225,83 @@ class ManagedPrometheus(PlatformComponent):
         self.workspace_id = workspace.id
         self.grafana_endpoint = self._grafana(name, args, workspace) if args.monitoring.grafana_enabled else None
         self.register_outputs({"workspaceId": self.workspace_id})
+
+    def _prometheus(
+        self, name: str, args: ManagedPrometheusArgs
+    ) -> tuple[monitor.AzureMonitorWorkspace, monitor.DataCollectionRuleAssociation]:
+        """Managed Prometheus: Azure Monitor workspace -> data collection endpoint -> rule -> the cluster's association.
+
+        Returns the workspace (what the rule groups and Grafana read) and the association written on the cluster."""
+        azure = args.azure
+        location, cluster_name = azure.location, azure.names.cluster
+        workspace = monitor.AzureMonitorWorkspace(
+            f"{name}-workspace",
+            azure_monitor_workspace_name=f"amw-{azure.names.stem}",
+            resource_group_name=azure.resource_group_name,
+            location=location,
+            tags=azure.tags,
+            opts=self.child(protect=args.protect),
+        )
+        endpoint = monitor.DataCollectionEndpoint(
+            f"{name}-endpoint",
+            # 44 characters: the data collection endpoint's name limit, shorter than the rule's.
+            data_collection_endpoint_name=data_collection_name("MSProm", location, cluster_name, 44),
+            resource_group_name=azure.resource_group_name,
+            location=location,
+            kind="Linux",
+            tags=azure.tags,
+            opts=self.child(),
+        )
+        rule = monitor.DataCollectionRule(
+            f"{name}-rule",
+            resource_group_name=azure.resource_group_name,
+            **prometheus_rule_args(location, cluster_name, workspace.id, endpoint.id),
+            tags=azure.tags,
+            opts=self.child(),
+        )
+        association = self._associate(
+            f"{name}-association",
+            "ContainerInsightsMetricsExtension",
+            args.cluster_id,
+            rule,
+            "Managed Prometheus: cluster -> data collection rule -> Azure Monitor workspace",
+        )
+        return workspace, association
+
+    def _container_insights(self, name: str, args: ManagedPrometheusArgs) -> monitor.DataCollectionRuleAssociation:
+        """Container Insights: the rule the omsagent add-on ships logs through, and its association with the cluster."""
+        azure = args.azure
+        insights = monitor.DataCollectionRule(
+            f"{name}-container-insights",
+            resource_group_name=azure.resource_group_name,
+            **container_insights_rule_args(azure.location, azure.names.cluster, args.log_analytics_workspace_id),
+            tags=azure.tags,
+            opts=self.child(),
+        )
+        return self._associate(
+            f"{name}-container-insights-association", "ContainerInsightsExtension", args.cluster_id, insights
+        )
+
+    def _recording_rules(self, name: str, azure: AzureContext, scopes: Sequence[pulumi.Input[str]]) -> None:
+        """The Node and Kubernetes recording-rule groups, under the names AKS gives them (its dashboards use them)."""
+        for prefix, rules in (
+            ("NodeRecordingRulesRuleGroup", NODE_RECORDING_RULES),
+            ("KubernetesRecordingRulesRuleGroup", KUBERNETES_RECORDING_RULES),
+        ):
+            self._rule_group(name, azure, prefix, scopes, [recording_rule_args(r) for r in rules])
+
+    def _alerts(self, name: str, args: ManagedPrometheusArgs, scopes: Sequence[pulumi.Input[str]]) -> None:
+        """The platform's alerts (`rules.alert_rules`) in one rule group, mailed through one action group."""
+        azure = args.azure
+        action_group = monitor.ActionGroup(
+            f"{name}-action-group",
+            resource_group_name=azure.resource_group_name,
+            **action_group_args(args.monitoring, azure.names),
+            tags=azure.tags,
+            opts=self.child(),
+        )
+        alerts = alert_rules(args.monitoring.thresholds, args.team_namespaces, serving=args.serving)
+        self._rule_group(name, azure, "MLPlatformAlerts", scopes, [alert_rule_args(a, action_group.id) for a in alerts])
 
     def _associate(
         self,
@@ -297,6 +329,7 @@ class ManagedPrometheus(PlatformComponent):
         scopes: Sequence[pulumi.Input[str]],
         rules: list[alertsmanagement.PrometheusRuleArgs],
     ) -> None:
+        """One Prometheus rule group of the cluster, `<prefix>-<cluster>`, evaluated every minute."""
         alertsmanagement.PrometheusRuleGroup(
             f"{name}-{prefix}",
             rule_group_name=f"{prefix}-{azure.names.cluster}",
@@ -314,6 +347,7 @@ class ManagedPrometheus(PlatformComponent):
     def _grafana(
         self, name: str, args: ManagedPrometheusArgs, workspace: monitor.AzureMonitorWorkspace
     ) -> pulumi.Output[str]:
+        """Azure Managed Grafana on the workspace, with the stack's admin groups as Grafana admins; its endpoint."""
         azure = args.azure
         grafana = dashboard.Grafana(
             f"{name}-grafana",
@@ -326,7 +360,7 @@ class ManagedPrometheus(PlatformComponent):
             f"{name}-grafana-reads-metrics",
             role_guid=MONITORING_DATA_READER,
             scope=workspace.id,
-            principal_id=grafana.identity.apply(lambda identity: identity.principal_id),
+            principal_id=grafana.identity.apply(grafana_principal_id),
             principal_type="ServicePrincipal",
             subscription_id=azure.subscription_id,
             opts=self.child(),

@@ -277,7 +277,20 @@ def alert_rules(
     thresholds: AlertThresholds, team_namespaces: Sequence[str], *, serving: bool = False
 ) -> list[AlertRule]:
     """Every alert of the platform; the serving alerts only where teams serve models (their metrics are scraped)."""
+    # The team namespaces as one PromQL regex: the job alerts watch the teams' work, not the platform's own pods.
     teams = "|".join(sorted(team_namespaces))
+    return [
+        *gpu_alert_rules(thresholds),
+        *training_progress_alert_rules(thresholds),
+        *kueue_alert_rules(thresholds),
+        *team_job_alert_rules(thresholds, teams),
+        *capacity_alert_rules(thresholds, teams),
+        *(serving_alert_rules(thresholds) if serving else ()),
+    ]
+
+
+def gpu_alert_rules(thresholds: AlertThresholds) -> list[AlertRule]:
+    """The GPUs themselves, from DCGM: allocated but idle, memory nearly full, hardware (XID) errors."""
     gpu = "cluster, Hostname, gpu, namespace, pod"
     return [
         # DCGM reports DCGM_FI_DEV_GPU_UTIL per physical GPU, not per MIG instance (NVIDIA/dcgm-exporter#216,
@@ -309,6 +322,12 @@ def alert_rules(
             "Look the XID up in NVIDIA's XID catalogue; for hardware XIDs (48, 63, 64, 79) cordon and drain the node "
             "so the autoscaler replaces it.",
         ),
+    ]
+
+
+def training_progress_alert_rules(thresholds: AlertThresholds) -> list[AlertRule]:
+    """Running training pods that make no progress: no samples processed, or no checkpoint within the RPO."""
+    return [
         AlertRule(
             "TrainingThroughputStalled",
             f"sum by (cluster, namespace, pod) (rate({TRAINING_SAMPLES}[10m])) == 0 and on (cluster, namespace, pod) "
@@ -329,6 +348,12 @@ def alert_rules(
             f"{thresholds.checkpoint_rpo_minutes}-minute recovery point objective",
             "Check that the job writes checkpoints to its checkpoints volume and that the volume is not full.",
         ),
+    ]
+
+
+def kueue_alert_rules(thresholds: AlertThresholds) -> list[AlertRule]:
+    """Kueue's admission: workloads waiting too long for quota, admitted gangs evicted for not starting in time."""
+    return [
         AlertRule(
             "KueueWorkloadsPendingTooLong",
             'sum by (cluster, cluster_queue) (kueue_pending_workloads{status="active"}) > 0',
@@ -348,6 +373,13 @@ def alert_rules(
             "Find the pods that stayed Pending (node scale-up failure, image pull, GPU quota in the region) and raise "
             "kueue.podsReadyTimeout if scale-up is simply slow.",
         ),
+    ]
+
+
+def team_job_alert_rules(thresholds: AlertThresholds, teams: str) -> list[AlertRule]:
+    """The teams' jobs and pods (`teams`: their namespaces as a PromQL regex): failed, running too long, or
+    restarted and replaced again and again."""
+    return [
         AlertRule(
             "TrainingJobFailed",
             f'max by (cluster, namespace, job_name) (kube_job_failed{{condition="true", namespace=~"{teams}"}}) == 1 '
@@ -384,6 +416,13 @@ def alert_rules(
             "Read the previous container's logs (kubectl logs --previous) and the pods' events: a crash loop "
             "(OOMKilled, a bad checkpoint, a failing rank) or spot evictions of a job that does not resume.",
         ),
+    ]
+
+
+def capacity_alert_rules(thresholds: AlertThresholds, teams: str) -> list[AlertRule]:
+    """Nodes for admitted work: the teams' pods (`teams`: their namespaces as a PromQL regex) that find no node,
+    and GPU nodes that are not Ready."""
+    return [
         # Kueue creates a job's pods only once it admits the workload (jobs stay suspended before), so a
         # Pending pod in a team namespace belongs to an admitted workload that found no node.
         AlertRule(
@@ -406,5 +445,4 @@ def alert_rules(
             "Check the node's conditions and the GPU driver/device plugin pods on it; delete the node to let the "
             "autoscaler replace it if it does not recover.",
         ),
-        *(serving_alert_rules(thresholds) if serving else ()),
     ]

@@ -4,14 +4,17 @@ arguments are what `AksCluster` registers."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import pytest
 from pulumi_azure_native import containerregistry
 from pulumi_azure_native import containerservice as aks
 
 from components.cluster.builders import (
     AUTO_UPGRADE_SCHEDULE,
     NODE_OS_UPGRADE_SCHEDULE,
+    autoscaler_profile_args,
     defender_plan_args,
     maintenance_window_args,
     maintenance_windows,
@@ -20,7 +23,7 @@ from components.cluster.builders import (
 )
 from components.config.settings import Settings
 from components.core.naming import Names
-from offline.engine import load_stack_config
+from offline.harness.engine import load_stack_config
 from tests.support.config import settings_for
 
 DEV = load_stack_config("dev")
@@ -72,6 +75,17 @@ def test_autoscaler_overrides_reach_the_api_in_its_types() -> None:
     assert profile.expander == "priority"
     assert profile.skip_nodes_with_local_storage == "false"
     assert profile.scan_interval == "20s"
+
+
+def test_autoscaler_settings_the_sdk_does_not_take_or_of_the_wrong_type_are_refused() -> None:
+    settings = settings_for(DEV)
+    misspelt = dataclasses.replace(settings, autoscaler_profile={"scanInterval": "20s", "scanIntervall": "10s"})
+    with pytest.raises(TypeError, match="scanIntervall"):
+        autoscaler_profile_args(misspelt)
+    # The API takes skipNodesWithLocalStorage as the string "false", daemonset eviction as a boolean.
+    for key, value in (("skipNodesWithLocalStorage", False), ("daemonsetEvictionForEmptyNodes", "true")):
+        with pytest.raises(TypeError, match=key):
+            autoscaler_profile_args(dataclasses.replace(settings, autoscaler_profile={key: value}))
 
 
 def test_identity_and_access_are_entra_id_only_with_workload_identity() -> None:
