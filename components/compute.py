@@ -16,7 +16,9 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.component import AzureContext, PlatformComponent
 from components.config.pools import GpuPoolSettings
+from components.core.naming import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
 from components.core.pool_facts import GpuPoolFacts
+from components.model.platform import Platform
 
 # Properties AKS cannot change on an existing pool. Declaring them makes `pulumi preview` show a
 # replacement (delete first: the new pool reuses the name) instead of an update AKS rejects
@@ -34,11 +36,6 @@ IMMUTABLE_POOL_PROPERTIES = (
     "enableEncryptionAtHost",
     "enableNodePublicIP",
 )
-
-
-# Azure tags carrying a pool's GPU facts (read by policies/ and the offline plan).
-GPU_RESOURCE_TAG = "aks-mlops-gpu-resource"
-UNITS_PER_NODE_TAG = "aks-mlops-gpu-units-per-node"
 
 
 def gpu_fact_tags(facts: GpuPoolFacts) -> dict[str, str]:
@@ -131,8 +128,7 @@ class GpuNodePool(PlatformComponent):
 
 
 def gpu_pools_in_sequence(
-    pools: Sequence[GpuPoolSettings],
-    facts: Sequence[GpuPoolFacts],
+    platform: Platform,
     *,
     cluster_name: pulumi.Input[str],
     azure: AzureContext,
@@ -141,7 +137,8 @@ def gpu_pools_in_sequence(
     """One GpuNodePool per pool, each created after the previous one (AKS runs one agent-pool operation on a
     cluster at a time) and the first after `after`, in name order so reordering `gpuPools` changes nothing."""
     created: list[GpuNodePool] = []
-    for pool, pool_facts in sorted(zip(pools, facts, strict=True), key=lambda item: item[0].name):
+    pools = zip(platform.settings.gpu_pools, platform.pools, strict=True)
+    for pool, pool_facts in sorted(pools, key=lambda item: item[0].name):
         previous = [created[-1].agent_pool] if created else list(after)
         args = GpuNodePoolArgs(pool=pool, facts=pool_facts, cluster_name=cluster_name, azure=azure, after=previous)
         created.append(GpuNodePool(pool.name, args))

@@ -24,6 +24,7 @@ from components.core.naming import DEVICE_PLUGIN_NAMESPACE, GPU_OPERATOR_NAMESPA
 from components.core.placement import gpu_node_affinity, gpu_tolerations, system_placement
 from components.core.pool_facts import GpuPoolFacts, mig_config_name
 from components.core.versions import GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
+from components.model.platform import Platform
 
 MIG_PARTED_CONFIG = "aks-mlops-mig-parted"
 
@@ -89,9 +90,8 @@ def gpu_operator_values(pools: Sequence[GpuPoolFacts], mig_strategy: str) -> dic
 
 @dataclass(frozen=True)
 class GpuSoftwareArgs:
-    software: str
-    pools: Sequence[GpuPoolFacts]
-    mig_strategy: str
+    # The GPU software (`gpuSoftware`), the pools' facts and the MIG strategy in use.
+    platform: Platform
     provider: pulumi.ProviderResource
 
 
@@ -104,7 +104,8 @@ class GpuSoftware(PlatformComponent):
 
     def __init__(self, name: str, args: GpuSoftwareArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
-        if args.software == "device-plugin":
+        pools, mig_strategy = args.platform.pools, args.platform.mig_strategy
+        if args.platform.settings.gpu_software == "device-plugin":
             namespace = apply_manifest(
                 f"{name}-namespace", namespace_manifest(DEVICE_PLUGIN_NAMESPACE), self.child(provider=args.provider)
             )
@@ -112,7 +113,7 @@ class GpuSoftware(PlatformComponent):
                 f"{name}-device-plugin",
                 NVIDIA_DEVICE_PLUGIN,
                 DEVICE_PLUGIN_NAMESPACE,
-                device_plugin_values(args.pools, args.mig_strategy),
+                device_plugin_values(pools, mig_strategy),
                 self.child(provider=args.provider, depends_on=[namespace]),
             )
         else:
@@ -124,14 +125,14 @@ class GpuSoftware(PlatformComponent):
             )
             mig_config = apply_manifest(
                 f"{name}-mig-parted-config",
-                mig_parted_config(args.pools),
+                mig_parted_config(pools),
                 self.child(provider=args.provider, depends_on=[namespace]),
             )
             self.release = helm_release(
                 f"{name}-gpu-operator",
                 GPU_OPERATOR,
                 GPU_OPERATOR_NAMESPACE,
-                gpu_operator_values(args.pools, args.mig_strategy),
+                gpu_operator_values(pools, mig_strategy),
                 self.child(provider=args.provider, depends_on=[namespace, mig_config]),
             )
         self.register_outputs({"release": self.release.name})

@@ -10,6 +10,7 @@ Entra ID role is the only way in. Team claims on these classes belong to the tea
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest
 from components.config.storage import StorageSettings
 from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS
+from components.model.platform import Platform
 
 
 # SMB mount options from the AKS Azure Files guide ("recommended mount options for SMB shares"), owned by the
@@ -51,9 +53,8 @@ BLOB_NFS_MOUNT_OPTIONS = ["nconnect=4", "actimeo=120", "noresvport"]
 DATA_CLASSES = (DATASETS_CLASS, CHECKPOINTS_CLASS)
 
 
-def storage_classes(owner: StorageSettings, retain_data: bool) -> list[dict[str, Any]]:
-    """The platform's classes. Checkpoints are always retained; datasets too where data must outlive config
-    edits (prod): a `Delete` class deletes the volume with its claim, and a claim goes with its namespace."""
+def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The platform's classes, each with its reclaim policy (`Platform.reclaim_policies`)."""
 
     def storage_class(name: str, provisioner: str, parameters: dict[str, str], reclaim: str, mount: list[str]):
         return {
@@ -76,11 +77,23 @@ def storage_classes(owner: StorageSettings, retain_data: bool) -> list[dict[str,
             DATASETS_CLASS,
             "blob.csi.azure.com",
             {"protocol": "nfs", "skuName": "Premium_LRS"},
-            "Retain" if retain_data else "Delete",
+            reclaim[DATASETS_CLASS],
             BLOB_NFS_MOUNT_OPTIONS,
         ),
-        storage_class(SHARED_FILES_CLASS, "file.csi.azure.com", {"skuName": "Premium_LRS"}, "Delete", files_options),
-        storage_class(CHECKPOINTS_CLASS, "file.csi.azure.com", {"skuName": "Premium_LRS"}, "Retain", files_options),
+        storage_class(
+            SHARED_FILES_CLASS,
+            "file.csi.azure.com",
+            {"skuName": "Premium_LRS"},
+            reclaim[SHARED_FILES_CLASS],
+            files_options,
+        ),
+        storage_class(
+            CHECKPOINTS_CLASS,
+            "file.csi.azure.com",
+            {"skuName": "Premium_LRS"},
+            reclaim[CHECKPOINTS_CLASS],
+            files_options,
+        ),
     ]
 
 
@@ -99,11 +112,10 @@ def storage_account_args(location: str, zone_redundant: bool) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SharedStorageArgs:
+    # Zones (a zone-redundant account), the owner of the files, the classes' reclaim policies, and prod
+    # (`protect_stateful`): the account is protected, the data classes stay in the cluster on delete.
+    platform: Platform
     azure: AzureContext
-    zone_redundant: bool
-    # Prod: the account is protected, the data classes retain their volumes and stay in the cluster on delete.
-    keep_data: bool
-    owner: StorageSettings
     provider: pulumi.ProviderResource
 
 
@@ -116,19 +128,19 @@ class SharedStorage(PlatformComponent):
 
     def __init__(self, name: str, args: SharedStorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
-        azure = args.azure
+        azure, keep_data = args.azure, args.platform.protect_stateful
         account = storage.StorageAccount(
             f"{name}-account",
             account_name=pulumi.Output.from_input(azure.subscription_id).apply(azure.names.storage_account),
             resource_group_name=azure.resource_group_name,
-            **storage_account_args(azure.location, args.zone_redundant),
+            **storage_account_args(azure.location, bool(args.platform.settings.availability_zones)),
             tags=azure.tags,
-            opts=self.child(protect=args.keep_data),
+            opts=self.child(protect=keep_data),
         )
         self.classes = []
-        for manifest in storage_classes(args.owner, args.keep_data):
+        for manifest in storage_classes(args.platform.settings.storage, args.platform.reclaim_policies):
             class_name = manifest["metadata"]["name"]
-            keep = args.keep_data and class_name in DATA_CLASSES
+            keep = keep_data and class_name in DATA_CLASSES
             self.classes.append(
                 apply_manifest(
                     f"{name}-class-{class_name}", manifest, self.child(provider=args.provider, retain_on_delete=keep)

@@ -8,7 +8,7 @@ training jobs write checkpoints and artifacts with short-lived tokens instead of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,6 @@ from pulumi_azure_native import managedidentity, storage
 from components.base.azure import STORAGE_BLOB_DATA_CONTRIBUTOR, assign_role
 from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest, namespace_manifest
-from components.config.teams import TeamSettings
 from components.core.labels import (
     POD_SECURITY_ENFORCE_LABEL,
     POD_SECURITY_WARN_LABEL,
@@ -29,25 +28,21 @@ from components.core.labels import (
 )
 from components.core.metric_sources import AMA_METRICS_PODS, METRICS_PORT
 from components.core.naming import (
-    CHECKPOINTS_CLAIM,
     CHECKPOINTS_CLASS,
-    DATASETS_CLAIM,
     DATASETS_CLASS,
     KUBE_SYSTEM_NAMESPACE,
-    LOCAL_QUEUE,
-    WORKLOAD_SERVICE_ACCOUNT,
 )
-from components.core.pool_facts import GpuPoolFacts
 from components.core.quotas import (
     DEFAULT_CONTAINER_CPU,
     DEFAULT_CONTAINER_MEMORY,
     cohort_total,
     format_cpu,
     format_memory,
-    gpu_hard_limits,
 )
 from components.core.serving import models_uri
 from components.core.trainer import TRAINER_CONFIG_MAP, TRAINER_FILE, trainer_source
+from components.model.platform import Platform
+from components.model.teams import Team
 
 # Workload identity: the ServiceAccount names the identity, the token exchange uses this audience.
 TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
@@ -56,7 +51,7 @@ TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
 PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16")
 
 
-def namespace(team: TeamSettings) -> dict[str, Any]:
+def namespace(team: Team) -> dict[str, Any]:
     return namespace_manifest(
         team.namespace,
         {
@@ -69,12 +64,12 @@ def namespace(team: TeamSettings) -> dict[str, Any]:
     )
 
 
-def resource_quota(team: TeamSettings, teams: Sequence[TeamSettings], flavors: Mapping[str, GpuPoolFacts]) -> dict:
+def resource_quota(team: Team, teams: Sequence[Team]) -> dict[str, Any]:
     """The namespace backstop: what Kueue could ever admit for the team (nominal + borrowable)."""
-    cohort_cpu = cohort_total(t.cpu for t in teams)
-    cohort_memory = cohort_total(t.memory for t in teams)
+    cohort_cpu = cohort_total(t.settings.cpu for t in teams)
+    cohort_memory = cohort_total(t.settings.memory for t in teams)
     hard = {"requests.cpu": format_cpu(cohort_cpu), "requests.memory": format_memory(cohort_memory)}
-    for resource, limit in sorted(gpu_hard_limits(team, teams, flavors).items()):
+    for resource, limit in sorted(team.gpu_limits.items()):
         hard[f"requests.{resource}"] = str(limit)
     return {
         "apiVersion": "v1",
@@ -84,7 +79,7 @@ def resource_quota(team: TeamSettings, teams: Sequence[TeamSettings], flavors: M
     }
 
 
-def limit_range(team: TeamSettings) -> dict[str, Any]:
+def limit_range(team: Team) -> dict[str, Any]:
     """Default requests (so every pod counts against the quota) and a per-container ceiling of the team's quota."""
     return {
         "apiVersion": "v1",
@@ -95,14 +90,14 @@ def limit_range(team: TeamSettings) -> dict[str, Any]:
                 {
                     "type": "Container",
                     "defaultRequest": {"cpu": DEFAULT_CONTAINER_CPU, "memory": DEFAULT_CONTAINER_MEMORY},
-                    "max": {"cpu": team.cpu, "memory": team.memory},
+                    "max": {"cpu": team.settings.cpu, "memory": team.settings.memory},
                 }
             ]
         },
     }
 
 
-def network_policies(team: TeamSettings) -> list[dict[str, Any]]:
+def network_policies(team: Team) -> list[dict[str, Any]]:
     def policy(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {
             "apiVersion": "networking.k8s.io/v1",
@@ -175,19 +170,19 @@ def network_policies(team: TeamSettings) -> list[dict[str, Any]]:
     ]
 
 
-def service_account(team: TeamSettings, client_id: pulumi.Input[str]) -> dict[str, Any]:
+def service_account(team: Team, client_id: pulumi.Input[str]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
         "metadata": {
-            "name": WORKLOAD_SERVICE_ACCOUNT,
+            "name": team.names.service_account,
             "namespace": team.namespace,
             "annotations": {WORKLOAD_IDENTITY_CLIENT_ID_ANNOTATION: client_id},
         },
     }
 
 
-def trainer_config_map(team: TeamSettings, source: str) -> dict[str, Any]:
+def trainer_config_map(team: Team, source: str) -> dict[str, Any]:
     """The platform's training entrypoint in the team namespace, for the reference workloads to mount."""
     return {
         "apiVersion": "v1",
@@ -197,11 +192,7 @@ def trainer_config_map(team: TeamSettings, source: str) -> dict[str, Any]:
     }
 
 
-def workload_subject(team: TeamSettings) -> str:
-    return f"system:serviceaccount:{team.namespace}:{WORKLOAD_SERVICE_ACCOUNT}"
-
-
-def team_claims(team: TeamSettings) -> list[dict[str, Any]]:
+def team_claims(team: Team) -> list[dict[str, Any]]:
     """The datasets and checkpoints claims of a team (both ReadWriteMany: every replica of a job mounts them)."""
 
     def claim(name: str, storage_class: str, size: str) -> dict[str, Any]:
@@ -217,27 +208,25 @@ def team_claims(team: TeamSettings) -> list[dict[str, Any]]:
         }
 
     return [
-        claim(DATASETS_CLAIM, DATASETS_CLASS, team.datasets_size),
-        claim(CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, team.checkpoints_size),
+        claim(team.names.datasets_claim, DATASETS_CLASS, team.settings.datasets_size),
+        claim(team.names.checkpoints_claim, CHECKPOINTS_CLASS, team.settings.checkpoints_size),
     ]
 
 
 @dataclass(frozen=True)
 class TeamWorkspaceArgs:
-    team: TeamSettings
-    # Every team and flavor of the stack: the namespace quota covers what the team may borrow.
-    teams: Sequence[TeamSettings]
-    flavors: Mapping[str, GpuPoolFacts]
+    team: Team
+    # Every team of the stack: the namespace quota covers what the team may borrow from them. Prod
+    # (`platform.protect_stateful`): the team's data outlives config edits. Removing the team from the config then
+    # stops at its protected namespace, claims and container (docs/operating.md, "Removing a team"), and even after a
+    # deliberate `pulumi state unprotect` the namespace and claims are only dropped from the state, never deleted.
+    platform: Platform
     azure: AzureContext
     oidc_issuer_url: pulumi.Input[str]
     storage_account_name: pulumi.Input[str]
     provider: pulumi.ProviderResource
     # Storage classes the claims need; claims are created after them.
     storage_classes: Sequence[pulumi.Resource]
-    # Prod: the team's data outlives config edits. Removing the team from the config then stops at its
-    # protected namespace, claims and container (README, "Removing a team"), and even after a deliberate
-    # `pulumi state unprotect` the namespace and claims are only dropped from the state, never deleted.
-    keep_data: bool
 
 
 class TeamWorkspace(PlatformComponent):
@@ -254,23 +243,59 @@ class TeamWorkspace(PlatformComponent):
 
     def __init__(self, name: str, args: TeamWorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
-        team, azure = args.team, args.azure
+        team = args.team
         # Deleting a Namespace deletes every claim in it, whatever the claims' own options say.
-        keep = args.keep_data
+        keep = args.platform.protect_stateful
         self.namespace = apply_manifest(
             f"{name}-namespace",
             namespace(team),
             self.child(provider=args.provider, protect=keep, retain_on_delete=keep),
         )
         in_namespace = self.child(provider=args.provider, depends_on=[self.namespace])
-        apply_manifest(f"{name}-quota", resource_quota(team, args.teams, args.flavors), in_namespace)
+        apply_manifest(f"{name}-quota", resource_quota(team, args.platform.teams), in_namespace)
         apply_manifest(f"{name}-limits", limit_range(team), in_namespace)
         for policy in network_policies(team):
             apply_manifest(f"{name}-{policy['metadata']['name']}", policy, in_namespace)
+        identity = self._identity(name, args, keep)
+        apply_manifest(f"{name}-service-account", service_account(team, identity.client_id), in_namespace)
+        apply_manifest(f"{name}-trainer", trainer_config_map(team, trainer_source()), in_namespace)
+        for claim in team_claims(team):
+            # Datasets and checkpoints outlive config edits in prod: the claims are protected and left in
+            # Kubernetes on delete, and their classes retain the volumes even if a claim goes.
+            apply_manifest(
+                f"{name}-{claim['metadata']['name']}",
+                claim,
+                self.child(
+                    provider=args.provider,
+                    depends_on=[self.namespace, *args.storage_classes],
+                    protect=keep,
+                    retain_on_delete=keep,
+                ),
+            )
 
+        self.namespace_name = team.namespace
+        self.client_id = identity.client_id
+        self.tenant_id = identity.tenant_id
+        self.summary = {
+            "name": team.name,
+            "namespace": team.namespace,
+            "localQueue": team.default_queue.local_queue,
+            "serviceAccount": team.names.service_account,
+            "clientId": identity.client_id,
+            # The storageUri prefix of the team's models (components.workloads.serving).
+            "models": pulumi.Output.from_input(args.storage_account_name).apply(
+                lambda account: models_uri(account, team.names.blob_container)
+            ),
+        }
+        self.register_outputs({"namespace": team.namespace, "clientId": self.client_id})
+
+    def _identity(self, name: str, args: TeamWorkspaceArgs, keep: bool) -> managedidentity.UserAssignedIdentity:
+        """The team's workload identity, federated with its ServiceAccount, with data rights on its own blob
+        container only."""
+        team, azure = args.team, args.azure
         identity = managedidentity.UserAssignedIdentity(
             f"{name}-identity",
-            resource_name_=azure.names.team_identity(team.name),
+            resource_name_=team.names.identity,
             resource_group_name=azure.resource_group_name,
             location=azure.location,
             tags=azure.tags,
@@ -278,17 +303,17 @@ class TeamWorkspace(PlatformComponent):
         )
         managedidentity.FederatedIdentityCredential(
             f"{name}-federation",
-            federated_identity_credential_resource_name=f"{team.namespace}-{WORKLOAD_SERVICE_ACCOUNT}",
+            federated_identity_credential_resource_name=team.names.federated_credential,
             resource_name_=identity.name,
             resource_group_name=azure.resource_group_name,
             issuer=args.oidc_issuer_url,
-            subject=workload_subject(team),
+            subject=team.names.workload_subject,
             audiences=[TOKEN_EXCHANGE_AUDIENCE],
             opts=self.child(),
         )
         container = storage.BlobContainer(
             f"{name}-container",
-            container_name=team.namespace,
+            container_name=team.names.blob_container,
             account_name=args.storage_account_name,
             resource_group_name=azure.resource_group_name,
             public_access="None",
@@ -306,36 +331,4 @@ class TeamWorkspace(PlatformComponent):
             subscription_id=azure.subscription_id,
             opts=self.child(),
         )
-        apply_manifest(f"{name}-service-account", service_account(team, identity.client_id), in_namespace)
-        apply_manifest(f"{name}-trainer", trainer_config_map(team, trainer_source()), in_namespace)
-
-        for claim in team_claims(team):
-            claim_name = claim["metadata"]["name"]
-            # Datasets and checkpoints outlive config edits in prod: the claims are protected and left in
-            # Kubernetes on delete, and their classes retain the volumes even if a claim goes.
-            apply_manifest(
-                f"{name}-{claim_name}",
-                claim,
-                self.child(
-                    provider=args.provider,
-                    depends_on=[self.namespace, *args.storage_classes],
-                    protect=keep,
-                    retain_on_delete=keep,
-                ),
-            )
-
-        self.namespace_name = team.namespace
-        self.client_id = identity.client_id
-        self.tenant_id = identity.tenant_id
-        self.summary = {
-            "name": team.name,
-            "namespace": team.namespace,
-            "localQueue": LOCAL_QUEUE,
-            "serviceAccount": WORKLOAD_SERVICE_ACCOUNT,
-            "clientId": identity.client_id,
-            # The storageUri prefix of the team's models (components.workloads.serving).
-            "models": pulumi.Output.from_input(args.storage_account_name).apply(
-                lambda account: models_uri(account, team.namespace)
-            ),
-        }
-        self.register_outputs({"namespace": team.namespace, "clientId": self.client_id})
+        return identity

@@ -24,32 +24,20 @@ import pulumi_kubernetes as k8s
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
-from components.config.settings import Settings
-from components.config.storage import StorageSettings
 from components.core.fabric import NCCL_INFINIBAND_ENVIRONMENT
-from components.core.labels import WORKLOAD_IDENTITY_LABEL
-from components.core.naming import (
-    CHECKPOINTS_CLAIM,
-    DATASETS_CLAIM,
-    KUBEFLOW_TRAINER_NAMESPACE,
-    TRAINING_PRIORITY,
-    WORKLOAD_SERVICE_ACCOUNT,
-)
+from components.core.naming import KUBEFLOW_TRAINER_NAMESPACE
 from components.core.placement import system_placement
-from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP, TRAINER_DIR
+from components.core.trainer import NON_RETRIABLE_EXIT_CODE
 from components.core.training_pods import (
-    CHECKPOINTS_MOUNT,
-    DATASETS_MOUNT,
     NCCL_ENVIRONMENT,
-    SHM_MOUNT,
-    SHM_VOLUME,
     TORCH_DISTRIBUTED_INFINIBAND_RUNTIME,
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
     TRAINER_NODE,
-    team_pod_security,
 )
 from components.core.versions import KUBEFLOW_TRAINER, TRAINING_OPERATOR_KUSTOMIZATION
+from components.model.platform import Platform
+from components.model.pods import TrainingPods, env_entries
 
 Manifest = dict[str, Any]
 
@@ -100,72 +88,20 @@ ANCESTOR_TRAINER = "trainer"
 MAX_RESTARTS = 3
 
 
-@dataclass(frozen=True)
-class TrainingPodDefaults:
-    """What every pod of the platform's runtimes gets from the stack's settings."""
-
-    # The image the trainer runs unless the TrainJob names its own (`workloads.image`).
-    image: str
-    # The autoscaler's maxGracefulTerminationSec: it waits no longer for a pod when it drains a node.
-    termination_grace_seconds: int
-    # The owner of the files on the checkpoints share: pods run as it.
-    storage: StorageSettings
-    # A pool has InfiniBand: the InfiniBand runtime is installed too.
-    infiniband: bool = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> TrainingPodDefaults:
-        return cls(
-            image=settings.workloads.image,
-            termination_grace_seconds=int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
-            storage=settings.storage,
-            infiniband=any(facts.infiniband for facts in settings.pool_facts),
-        )
-
-
-def runtime_pod_template(defaults: TrainingPodDefaults, *, infiniband: bool = False) -> dict[str, Any]:
-    """The pod of a runtime's trainer step, as the platform's conventions want every training pod: the team's
-    ServiceAccount and identity, the claims every team namespace has (referred to by name), memory-backed /dev/shm,
-    the platform's entrypoint at /app, NCCL over the pod network (and, with `infiniband`, its data over the HCAs),
-    the storage owner, and a grace period the autoscaler honours. No resources (the TrainJob's resourcesPerNode,
-    where an InfiniBand job asks for the RDMA resource) and no node selector: Kueue adds the admitted flavor's node
-    selector and tolerations to the TrainJob's runtime patches on admission. No capability either: RDMA's locked
-    memory is lifted on the node (components.network.memlock), which also serves the non-root user pods run as."""
+def runtime_pod_template(pods: TrainingPods, *, infiniband: bool = False) -> dict[str, Any]:
+    """The pod of a runtime's trainer step, built like every training pod of the platform (components.model.pods):
+    the team's ServiceAccount and identity, the claims every team namespace has (referred to by name), memory-backed
+    /dev/shm, the platform's entrypoint at /app, the storage owner, and a grace period the autoscaler honours; NCCL
+    over the pod network (and, with `infiniband`, its data over the HCAs). No resources (the TrainJob's
+    resourcesPerNode, where an InfiniBand job asks for the RDMA resource) and no node selector: Kueue adds the
+    admitted flavor's node selector and tolerations to the TrainJob's runtime patches on admission. No capability
+    either: RDMA's locked memory is lifted on the node (components.network.memlock), which also serves the non-root
+    user pods run as. Failed pods are not restarted in place: the Job's podFailurePolicy decides."""
     environment = {**NCCL_ENVIRONMENT, **(NCCL_INFINIBAND_ENVIRONMENT if infiniband else {})}
-    container = {
-        "name": TRAINER_NODE,
-        "image": defaults.image,
-        "imagePullPolicy": "IfNotPresent",
-        "env": [{"name": name, "value": value} for name, value in environment.items()],
-        "volumeMounts": [
-            {"name": DATASETS_CLAIM, "mountPath": DATASETS_MOUNT, "readOnly": True},
-            {"name": CHECKPOINTS_CLAIM, "mountPath": CHECKPOINTS_MOUNT},
-            {"name": SHM_VOLUME, "mountPath": SHM_MOUNT},
-            {"name": TRAINER_CONFIG_MAP, "mountPath": TRAINER_DIR, "readOnly": True},
-        ],
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
-    }
-    spec = {
-        # Failed pods are not restarted in place: the Job's podFailurePolicy decides (below).
-        "restartPolicy": "Never",
-        "serviceAccountName": WORKLOAD_SERVICE_ACCOUNT,
-        "priorityClassName": TRAINING_PRIORITY,
-        "terminationGracePeriodSeconds": defaults.termination_grace_seconds,
-        "securityContext": team_pod_security(defaults.storage.uid, defaults.storage.gid),
-        "containers": [container],
-        "volumes": [
-            {"name": DATASETS_CLAIM, "persistentVolumeClaim": {"claimName": DATASETS_CLAIM, "readOnly": True}},
-            {"name": CHECKPOINTS_CLAIM, "persistentVolumeClaim": {"claimName": CHECKPOINTS_CLAIM}},
-            # NCCL and DataLoader workers exchange tensors here; tmpfs pages count against the memory limit of
-            # resourcesPerNode, which therefore bounds it.
-            {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}},
-            {"name": TRAINER_CONFIG_MAP, "configMap": {"name": TRAINER_CONFIG_MAP}},
-        ],
-    }
-    return {"metadata": {"labels": {WORKLOAD_IDENTITY_LABEL: "true"}}, "spec": spec}
+    return pods.template(pods.container(TRAINER_NODE, env=env_entries(environment)), restart_policy="Never")
 
 
-def torch_distributed_runtime(defaults: TrainingPodDefaults, *, infiniband: bool = False) -> Manifest:
+def torch_distributed_runtime(pods: TrainingPods, *, infiniband: bool = False) -> Manifest:
     """`torch-distributed`: whole-GPU, multi-node PyTorch with torchrun, in the shape of the upstream runtime
     (kubeflow/trainer v2.3.0 manifests/base/runtimes/torch_distributed.yaml: mlPolicy numNodes 1 and `torch: {}`,
     one replicated job `node` of the trainer step with a container `node`). The Trainer sets torchrun's rendezvous
@@ -196,7 +132,7 @@ def torch_distributed_runtime(defaults: TrainingPodDefaults, *, infiniband: bool
                 },
             ]
         },
-        "template": runtime_pod_template(defaults, infiniband=infiniband),
+        "template": runtime_pod_template(pods, infiniband=infiniband),
     }
     return {
         "apiVersion": TRAINER_API_VERSION,
@@ -235,18 +171,19 @@ def torch_distributed_runtime(defaults: TrainingPodDefaults, *, infiniband: bool
     }
 
 
-def cluster_training_runtimes(defaults: TrainingPodDefaults) -> list[Manifest]:
-    """Every ClusterTrainingRuntime the platform installs: `torch-distributed`, and where a pool has InfiniBand,
-    `torch-distributed-infiniband`."""
-    runtimes = [torch_distributed_runtime(defaults)]
-    if defaults.infiniband:
-        runtimes.append(torch_distributed_runtime(defaults, infiniband=True))
+def cluster_training_runtimes(pods: TrainingPods, *, infiniband: bool) -> list[Manifest]:
+    """Every ClusterTrainingRuntime the platform installs: `torch-distributed`, and where a pool has InfiniBand
+    (`infiniband`), `torch-distributed-infiniband`."""
+    runtimes = [torch_distributed_runtime(pods)]
+    if infiniband:
+        runtimes.append(torch_distributed_runtime(pods, infiniband=True))
     return runtimes
 
 
 @dataclass(frozen=True)
 class KubeflowTrainerArgs:
-    pods: TrainingPodDefaults
+    # The training-pod builder (the runtimes' pods) and whether a pool has InfiniBand.
+    platform: Platform
     provider: pulumi.ProviderResource
 
 
@@ -276,7 +213,7 @@ class KubeflowTrainer(PlatformComponent):
         after_install = self.child(provider=args.provider, depends_on=[self.install])
         self.runtimes = [
             apply_manifest(f"{name}-runtime-{manifest['metadata']['name']}", manifest, after_install)
-            for manifest in cluster_training_runtimes(args.pods)
+            for manifest in cluster_training_runtimes(args.platform.training_pods, infiniband=args.platform.infiniband)
         ]
         self.register_outputs({"release": self.install.name})
 

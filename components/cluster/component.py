@@ -36,11 +36,13 @@ from components.cluster.builders import (
 from components.cluster.kubeconfig import convert_kubeconfig, decode_kubeconfig
 from components.config.settings import Settings
 from components.core.naming import Names, cluster_capability_tags, stack_tags
+from components.model.platform import Platform
 
 
 @dataclass(frozen=True)
 class AksClusterArgs:
-    settings: Settings
+    # The stack's settings, its Azure names and prod's protection of stateful resources (`protect_stateful`).
+    platform: Platform
 
 
 class AksCluster(PlatformComponent):
@@ -67,15 +69,15 @@ class AksCluster(PlatformComponent):
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
-        settings = args.settings
-        names = Names(settings.name_prefix, settings.environment)
+        settings, names = args.platform.settings, args.platform.azure_names
+        # Stateful resources survive an accidental destroy in prod: the group, the cluster (running jobs, PVC
+        # bindings), the log workspace (audit trail) and the registry (images).
+        self._protect_stateful = args.platform.protect_stateful
         tags = stack_tags(settings.environment, settings.tags)
         # Who runs `pulumi up`, and in which subscription: the registry's name, role scopes and the deployer's role.
         client = authorization.get_client_config_output(opts=self.invoke_options())
         subscription_id: pulumi.Output[str] = client.subscription_id
 
-        # Stateful resources survive an accidental destroy in prod (`settings.protect_stateful`): the group, the
-        # cluster (running jobs, PVC bindings), the log workspace (audit trail) and the registry (images).
         group = self._resource_group(name, settings, names, tags)
         self.azure = AzureContext(
             names=names,
@@ -115,7 +117,7 @@ class AksCluster(PlatformComponent):
             resource_group_name=names.resource_group,
             location=settings.location,
             tags=tags,
-            opts=self.child(protect=settings.protect_stateful),
+            opts=self.child(protect=self._protect_stateful),
         )
 
     def _control_plane_identity(self, name: str) -> managedidentity.UserAssignedIdentity:
@@ -137,7 +139,7 @@ class AksCluster(PlatformComponent):
             resource_group_name=self.azure.resource_group_name,
             **log_workspace_args(settings, self.azure.names),
             tags=self.azure.tags,
-            opts=self.child(protect=settings.protect_stateful),
+            opts=self.child(protect=self._protect_stateful),
         )
 
     def _managed_cluster(
@@ -155,7 +157,7 @@ class AksCluster(PlatformComponent):
             tags={**self.azure.tags, **cluster_capability_tags(settings.kueue.provisioning_requests)},
             # The autoscaler owns the System pool's node count; writing the stale count back on the
             # next `up` would scale nodes away from under running pods.
-            opts=self.child(protect=settings.protect_stateful, ignore_changes=["agentPoolProfiles[0].count"]),
+            opts=self.child(protect=self._protect_stateful, ignore_changes=["agentPoolProfiles[0].count"]),
         )
 
     def _maintenance_configurations(
@@ -185,7 +187,7 @@ class AksCluster(PlatformComponent):
             resource_group_name=self.azure.resource_group_name,
             **registry_args(settings, subscription_id.apply(self.azure.names.registry)),
             tags=self.azure.tags,
-            opts=self.child(protect=settings.protect_stateful),
+            opts=self.child(protect=self._protect_stateful),
         )
 
     def _defender_for_containers(self, name: str, subscription_id: pulumi.Input[str]) -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import pulumi
-
 from components.config import validators
 from components.config.autoscaler import read_autoscaler_profile
 from components.config.cluster import (
@@ -31,7 +29,7 @@ from components.config.cluster import (
     read_window,
 )
 from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
-from components.config.errors import PROJECT, ConfigError
+from components.config.errors import ConfigError
 from components.config.monitoring import read_monitoring
 from components.config.node import ConfigNode, did_you_mean
 from components.config.pools import MIG_STRATEGIES, read_gpu_pools, read_gpu_software, read_system_pool, read_zones
@@ -117,17 +115,6 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     )
     check_prod_posture(settings, n)
     return settings
-
-
-def load_settings_from_pulumi() -> Settings:
-    """Read every key of the project's namespace from the stack's configuration (the program's entry point).
-
-    Pulumi does not refuse unknown keys of a project namespace, and `pulumi.Config` only answers for names
-    it is asked about, so the whole configuration the engine handed over is read: a misspelt key
-    (`aks-mlops:gpuSoftwre`) must stop the program, not leave its setting at the default."""
-    prefix = f"{PROJECT}:"
-    everything = pulumi.runtime.config.CONFIG.get()
-    return load_settings({key[len(prefix) :]: value for key, value in everything.items() if key.startswith(prefix)})
 
 
 def _refuse_unknown_keys(raw: Mapping[str, str]) -> None:

@@ -18,7 +18,6 @@ from components.config.pools import GpuPoolSettings
 from components.config.teams import TeamSettings
 from components.core.images import image_problem
 from components.core.pool_facts import GpuPoolFacts
-from components.core.scheduling import INFERENCE_WORKLOAD
 from components.core.serving import IMAGE_KEYS, canary_replicas
 
 # A DNS name of at least two labels (RFC 1123), lowercase: the hosts of the InferenceServices end in it.
@@ -93,7 +92,7 @@ def check_serving_capacity(
     and each such team's nominal quota there holds one InferenceService's canary rollout."""
     if not serving.enabled:
         return
-    inference = [(index, pool) for index, pool in enumerate(pools) if pool.workload == INFERENCE_WORKLOAD]
+    inference = [(index, pool) for index, pool in enumerate(pools) if facts[pool.name].serving]
     if not inference:
         raise ConfigError(
             "serving.enabled",

@@ -1,7 +1,8 @@
 """`Settings`: the validated configuration of one stack, the aggregate every component reads.
 
-Types only; `components.config.loader` builds it. Pool facts are derived once by the loader and
-stored here, so the node pools, the Kubernetes layer and the reports read the very same objects.
+Types only; `components.config.loader` builds it. Pool facts are derived once by the loader (the teams' quotas and
+serving are validated against them) and stored here; everything else derived from the settings is decided in the
+platform model (`components.model`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from components.config.storage import StorageSettings
 from components.config.teams import KueueSettings, TeamSettings
 from components.config.workloads import WorkloadSettings
 from components.core.pool_facts import GpuPoolFacts
-from components.core.scheduling import INFERENCE_WORKLOAD
 
 
 @dataclass(frozen=True)
@@ -73,36 +73,3 @@ class Settings:
     @property
     def is_prod(self) -> bool:
         return self.environment == "prod"
-
-    @property
-    def protect_stateful(self) -> bool:
-        """Prod keeps its cluster, logs, registry and checkpoints through an accidental `pulumi destroy`."""
-        return self.is_prod
-
-    @property
-    def spot_needs_opt_in(self) -> bool:
-        """Prod: a job runs on a spot pool (evictable at any time) only if it names its team's `spot` queue."""
-        return self.is_prod
-
-    @property
-    def flavors(self) -> dict[str, GpuPoolFacts]:
-        """Pool facts by pool name (= Kueue flavor name)."""
-        return {facts.name: facts for facts in self.pool_facts}
-
-    @property
-    def inference_pools(self) -> tuple[str, ...]:
-        """Names of the pools meant for serving (`workload: inference`)."""
-        return tuple(pool.name for pool in self.gpu_pools if pool.workload == INFERENCE_WORKLOAD)
-
-    @property
-    def serving_teams(self) -> tuple[TeamSettings, ...]:
-        """Teams that serve models: serving is on and they have quota on an inference pool."""
-        if not self.serving.enabled:
-            return ()
-        pools = set(self.inference_pools)
-        return tuple(team for team in self.teams if any(quota.flavor in pools for quota in team.gpu_quotas))
-
-    @property
-    def mig_strategy_in_use(self) -> str:
-        """The device plugin's MIG strategy: `none` unless a pool is partitioned."""
-        return self.mig_strategy if any(pool.mig_profile for pool in self.gpu_pools) else "none"

@@ -80,6 +80,13 @@ def stack_tags(environment: str, extra: Mapping[str, str]) -> dict[str, str]:
 # ProvisioningRequests. Nothing in the AKS API shows whether the managed autoscaler does, so this declaration is what
 # the policy pack's `admission-checks-resolve` rule can check Kueue's ProvisioningRequest admission checks against.
 PROVISIONING_REQUESTS_TAG = "aks-mlops-provisioning-requests"
+# The controller of Kueue's ProvisioningRequest admission check (Kueue v0.19.2): the AdmissionCheck the program creates
+# names it (components.queueing.provisioning), and the policy pack finds such checks by it.
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+
+# Azure tags carrying a pool's GPU facts (read by policies/ and the offline plan).
+GPU_RESOURCE_TAG = "aks-mlops-gpu-resource"
+UNITS_PER_NODE_TAG = "aks-mlops-gpu-units-per-node"
 
 
 def cluster_capability_tags(provisioning_requests: bool) -> dict[str, str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from components.core.labels import SPOT_LABEL
+from components.core.naming import SERVING_PRIORITY, TRAINING_PRIORITY
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 TAINT_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -86,3 +87,26 @@ SYSTEM_POOL_TAINT = Taint(key="CriticalAddonsOnly", value="true", effect="NoSche
 # Default taint of GPU pools (the AKS GPU article's `sku=gpu:NoSchedule`): keeps CPU-only pods off
 # expensive GPU nodes; GPU jobs and GPU DaemonSets tolerate it.
 DEFAULT_GPU_TAINT = Taint(key="sku", value="gpu", effect="NoSchedule")
+
+
+# The two scheduling priorities of the platform, as Kubernetes PriorityClasses and Kueue WorkloadPriorityClasses
+# (components.queueing.priorities): batch training yields to latency-critical inference.
+@dataclass(frozen=True)
+class Priority:
+    name: str
+    value: int
+    preemption_policy: str
+    description: str
+
+
+PRIORITIES: tuple[Priority, ...] = (
+    # Training never preempts running pods: a queued job waits rather than killing another job's step.
+    Priority(TRAINING_PRIORITY, 10000, "Never", "Batch training and fine-tuning; waits for capacity, never preempts."),
+    # Serving may preempt training when it needs GPUs to keep latency objectives.
+    Priority(
+        SERVING_PRIORITY,
+        100000,
+        "PreemptLowerPriority",
+        "Latency-critical inference; may preempt batch training.",
+    ),
+)

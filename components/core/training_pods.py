@@ -46,3 +46,9 @@ def team_pod_security(uid: int, gid: int) -> dict[str, object]:
         "runAsNonRoot": True,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+
+
+def container_security() -> dict[str, object]:
+    """The securityContext of every container the platform writes for team pods: no privilege escalation and no
+    Linux capabilities (what the restricted Pod Security level asks of a container)."""
+    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}

@@ -22,6 +22,7 @@ from components.base.azure import GRAFANA_ADMIN, MONITORING_DATA_READER, assign_
 from components.base.component import AzureContext, PlatformComponent
 from components.config.monitoring import MonitoringSettings
 from components.core.naming import Names
+from components.model.platform import Platform
 from components.monitoring.rules import (
     KUBERNETES_RECORDING_RULES,
     NODE_RECORDING_RULES,
@@ -186,18 +187,13 @@ def alert_rule_args(rule: AlertRule, action_group_id: pulumi.Input[str]) -> aler
 
 @dataclass(frozen=True)
 class ManagedPrometheusArgs:
+    # The monitoring settings, the team namespaces (whose failed jobs alert), the admin groups (Grafana admins),
+    # zones (zone-redundant workspace), prod's protection, and whether teams serve models (the serving alerts, on
+    # the model servers' metrics, exist only then).
+    platform: Platform
     azure: AzureContext
-    monitoring: MonitoringSettings
-    # Namespaces whose failed jobs alert (the teams').
-    team_namespaces: Sequence[str]
-    # Entra ID groups that become Grafana admins.
-    admin_group_object_ids: Sequence[str]
-    zone_redundant: bool
-    protect: bool
     cluster_id: pulumi.Input[str]
     log_analytics_workspace_id: pulumi.Input[str]
-    # Teams serve models (settings.serving_teams): the serving alerts, on the model servers' metrics, exist.
-    serving: bool = False
 
 
 class ManagedPrometheus(PlatformComponent):
@@ -223,7 +219,9 @@ class ManagedPrometheus(PlatformComponent):
 
         self.cluster_writes = [metrics_association, insights_association]
         self.workspace_id = workspace.id
-        self.grafana_endpoint = self._grafana(name, args, workspace) if args.monitoring.grafana_enabled else None
+        self.grafana_endpoint = (
+            self._grafana(name, args, workspace) if args.platform.settings.monitoring.grafana_enabled else None
+        )
         self.register_outputs({"workspaceId": self.workspace_id})
 
     def _prometheus(
@@ -240,7 +238,7 @@ class ManagedPrometheus(PlatformComponent):
             resource_group_name=azure.resource_group_name,
             location=location,
             tags=azure.tags,
-            opts=self.child(protect=args.protect),
+            opts=self.child(protect=args.platform.protect_stateful),
         )
         endpoint = monitor.DataCollectionEndpoint(
             f"{name}-endpoint",
@@ -296,11 +294,15 @@ class ManagedPrometheus(PlatformComponent):
         action_group = monitor.ActionGroup(
             f"{name}-action-group",
             resource_group_name=azure.resource_group_name,
-            **action_group_args(args.monitoring, azure.names),
+            **action_group_args(args.platform.settings.monitoring, azure.names),
             tags=azure.tags,
             opts=self.child(),
         )
-        alerts = alert_rules(args.monitoring.thresholds, args.team_namespaces, serving=args.serving)
+        alerts = alert_rules(
+            args.platform.settings.monitoring.thresholds,
+            args.platform.team_namespaces,
+            serving=bool(args.platform.serving_teams),
+        )
         self._rule_group(name, azure, "MLPlatformAlerts", scopes, [alert_rule_args(a, action_group.id) for a in alerts])
 
     def _associate(
@@ -352,7 +354,7 @@ class ManagedPrometheus(PlatformComponent):
         grafana = dashboard.Grafana(
             f"{name}-grafana",
             resource_group_name=azure.resource_group_name,
-            **grafana_args(azure.location, azure.names, args.zone_redundant, workspace.id),
+            **grafana_args(azure.location, azure.names, bool(args.platform.settings.availability_zones), workspace.id),
             tags=azure.tags,
             opts=self.child(),
         )
@@ -365,7 +367,7 @@ class ManagedPrometheus(PlatformComponent):
             subscription_id=azure.subscription_id,
             opts=self.child(),
         )
-        for group in args.admin_group_object_ids:
+        for group in args.platform.settings.admin_group_object_ids:
             assign_role(
                 f"{name}-grafana-admin-{group[:8]}",
                 role_guid=GRAFANA_ADMIN,

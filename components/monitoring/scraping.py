@@ -17,7 +17,6 @@ import yaml
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
-from components.config.teams import TeamSettings
 from components.core.labels import (
     INFERENCE_SERVICE_LABEL,
     JOB_POD_LABELS,
@@ -32,6 +31,9 @@ from components.core.placement import gpu_node_affinity, gpu_tolerations
 from components.core.pool_facts import GpuPoolFacts
 from components.core.serving import INFERENCE_SERVICE_SERIES_LABEL, SERVING_RUNTIMES, VARIANT_SERIES_LABEL
 from components.core.versions import DCGM_EXPORTER, KUEUE
+from components.model.names import monitor_resource_name
+from components.model.platform import Platform
+from components.model.teams import Team
 
 AZMONITORING_API = "azmonitoring.coreos.com/v1"
 # The GPU Operator labels its DCGM exporter pods `app: nvidia-dcgm-exporter`
@@ -125,9 +127,12 @@ def training_job_relabeling() -> dict[str, Any]:
     }
 
 
-def training_pod_monitor(team: TeamSettings) -> dict[str, Any]:
+def training_pod_monitor(team: Team) -> dict[str, Any]:
     return pod_monitor(
-        "training-jobs", team.namespace, {TRAINING_METRICS_LABEL: "true"}, relabelings=[training_job_relabeling()]
+        team.names.training_monitor,
+        team.namespace,
+        {TRAINING_METRICS_LABEL: "true"},
+        relabelings=[training_job_relabeling()],
     )
 
 
@@ -136,13 +141,13 @@ def copy_pod_label(pod_label: str, series_label: str) -> dict[str, Any]:
     return {"sourceLabels": [prometheus_label(pod_label)], "targetLabel": series_label, "action": "replace"}
 
 
-def serving_pod_monitors(team: TeamSettings) -> list[dict[str, Any]]:
+def serving_pod_monitors(team: Team) -> list[dict[str, Any]]:
     """One PodMonitor per serving runtime in the team namespace, on the pods of that runtime (its ServingRuntime
     labels every pod it runs), so each runtime is scraped on its own metrics port. Series are labelled with the
     InferenceService and the variant (stable or canary) of their pod: the serving alerts and panels group by them."""
     return [
         pod_monitor(
-            f"serving-{runtime.name}",
+            monitor,
             team.namespace,
             {SERVING_RUNTIME_LABEL: runtime.name},
             port=runtime.metrics_port,
@@ -152,7 +157,7 @@ def serving_pod_monitors(team: TeamSettings) -> list[dict[str, Any]]:
                 copy_pod_label(SERVING_VARIANT_LABEL, VARIANT_SERIES_LABEL),
             ],
         )
-        for runtime in SERVING_RUNTIMES
+        for monitor, runtime in zip(team.names.serving_monitors, SERVING_RUNTIMES, strict=True)
     ]
 
 
@@ -197,16 +202,14 @@ def custom_scrape_config() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ScrapingArgs:
-    gpu_software: str
-    pools: Sequence[GpuPoolFacts]
-    teams: Sequence[TeamSettings]
+    # The GPU software and pools (the DCGM exporter), the teams and which of them serve models (their model servers
+    # are scraped).
+    platform: Platform
     provider: pulumi.ProviderResource
     # The GPU stack (its namespace holds the operator's exporter), the team namespaces, and Kueue.
     gpu_stack: pulumi.Resource
     team_namespaces: Mapping[str, pulumi.Resource]
     kueue: pulumi.Resource
-    # The teams that serve models (settings.serving_teams; none when serving is off): their model servers are scraped.
-    serving_teams: Sequence[TeamSettings] = ()
 
 
 class Scraping(PlatformComponent):
@@ -220,30 +223,28 @@ class Scraping(PlatformComponent):
         def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
             return self.child(provider=args.provider, depends_on=resources)
 
+        gpu_software = args.platform.settings.gpu_software
         exporter_ready: list[pulumi.Resource] = [args.gpu_stack]
-        if args.gpu_software == "device-plugin":
+        if gpu_software == "device-plugin":
             namespace = apply_manifest(f"{name}-dcgm-namespace", namespace_manifest(STANDALONE_DCGM_NAMESPACE), after())
             exporter_ready.append(
                 helm_release(
                     f"{name}-dcgm-exporter",
                     DCGM_EXPORTER,
                     STANDALONE_DCGM_NAMESPACE,
-                    dcgm_exporter_values(args.pools),
+                    dcgm_exporter_values(args.platform.pools),
                     after(namespace, args.gpu_stack),
                 )
             )
-        apply_manifest(f"{name}-dcgm-podmonitor", dcgm_pod_monitor(args.gpu_software), after(*exporter_ready))
-        for team in args.teams:
-            apply_manifest(
-                f"{name}-{team.name}-podmonitor", training_pod_monitor(team), after(args.team_namespaces[team.name])
-            )
-        for team in args.serving_teams:
+        apply_manifest(f"{name}-dcgm-podmonitor", dcgm_pod_monitor(gpu_software), after(*exporter_ready))
+        # The PodMonitors' resource names are registered in the platform model's name registry.
+        for team in args.platform.teams:
+            in_namespace = after(args.team_namespaces[team.name])
+            apply_manifest(f"{name}-{monitor_resource_name(team.name)}", training_pod_monitor(team), in_namespace)
+        for team in args.platform.serving_teams:
             for monitor in serving_pod_monitors(team):
-                apply_manifest(
-                    f"{name}-{team.name}-{monitor['metadata']['name']}-podmonitor",
-                    monitor,
-                    after(args.team_namespaces[team.name]),
-                )
+                resource = monitor_resource_name(team.name, monitor["metadata"]["name"])
+                apply_manifest(f"{name}-{resource}", monitor, after(args.team_namespaces[team.name]))
         apply_manifest(f"{name}-kueue-metrics-reader", kueue_metrics_reader_binding(), after(args.kueue))
         apply_manifest(f"{name}-custom-scrape-config", custom_scrape_config(), after(args.kueue))
         self.register_outputs({})

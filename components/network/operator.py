@@ -47,6 +47,7 @@ from components.core.versions import (
     NETWORK_OPERATOR_IMAGES,
     RDMA_SHARED_DEVICE_PLUGIN_VERSION,
 )
+from components.model.platform import Platform
 from components.network.memlock import memlock_manifests
 
 NIC_CLUSTER_POLICY_API = "mellanox.com/v1alpha1"
@@ -147,8 +148,8 @@ def network_operator_values(pools: Sequence[GpuPoolFacts], gpu_software: str) ->
 
 @dataclass(frozen=True)
 class NetworkOperatorArgs:
-    pools: Sequence[GpuPoolFacts]
-    gpu_software: str
+    # The pools' facts (the InfiniBand ones get RDMA) and the GPU software beside which the operator runs.
+    platform: Platform
     provider: pulumi.ProviderResource
     # The GPU software's release: where the GPU Operator runs, its NFD (and NFD's CRDs, which the chart's
     # NodeFeatureRule needs) must exist first.
@@ -163,7 +164,8 @@ class NetworkOperator(PlatformComponent):
     release: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: NetworkOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        if not infiniband_pools(args.pools):
+        pools, gpu_software = args.platform.pools, args.platform.settings.gpu_software
+        if not infiniband_pools(pools):
             raise ValueError(f"{name}: no InfiniBand pool; the Network Operator is installed only for one")
         super().__init__(name, opts)
         namespace = apply_manifest(
@@ -176,7 +178,7 @@ class NetworkOperator(PlatformComponent):
             f"{name}-release",
             NETWORK_OPERATOR,
             NETWORK_OPERATOR_NAMESPACE,
-            network_operator_values(args.pools, args.gpu_software),
+            network_operator_values(pools, gpu_software),
             self.child(provider=args.provider, depends_on=[namespace, args.gpu_stack]),
         )
         # The locked-memory lift, before the policy whose DaemonSets wait for its node label.
@@ -186,12 +188,12 @@ class NetworkOperator(PlatformComponent):
                 manifest,
                 self.child(provider=args.provider, depends_on=[namespace]),
             )
-            for manifest in memlock_manifests(infiniband_pools(args.pools))
+            for manifest in memlock_manifests(infiniband_pools(pools))
         ]
         # The NicClusterPolicy CRD comes with the chart: the policy waits for the release.
         apply_manifest(
             f"{name}-nic-cluster-policy",
-            nic_cluster_policy(args.pools),
+            nic_cluster_policy(pools),
             self.child(provider=args.provider, depends_on=[self.release, *lift]),
         )
         self.register_outputs({"release": self.release.name})

@@ -14,30 +14,25 @@ import pulumi_kubernetes as k8s
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
-from components.config.teams import KueueSettings, TeamSettings
-from components.core.naming import KUEUE_NAMESPACE, LOCAL_QUEUE
+from components.core.naming import KUEUE_NAMESPACE
 from components.core.placement import system_placement
-from components.core.pool_facts import GpuPoolFacts
+from components.core.scheduling import PRIORITIES
 from components.core.versions import KUEUE
-from components.queueing.kueue import kueue_custom_resources, kueue_values, local_queue, team_queues
-from components.queueing.priorities import PRIORITIES, priority_class, workload_priority_class
+from components.model.platform import Platform
+from components.queueing.kueue import kueue_custom_resources, kueue_values, local_queue
+from components.queueing.priorities import priority_class, workload_priority_class
 
 
 @dataclass(frozen=True)
 class QueueingArgs:
-    kueue: KueueSettings
-    teams: Sequence[TeamSettings]
-    flavors: Mapping[str, GpuPoolFacts]
+    # The flavors, the teams with their queues, and the Kueue settings.
+    platform: Platform
     provider: pulumi.ProviderResource
     # Team namespaces (LocalQueues go into them) and the job controllers' installs (Kubeflow Trainer with JobSet,
     # and the Training Operator v1 where the stack runs it): their CRDs must exist before Kueue starts its
     # integrations for them.
     team_namespaces: Mapping[str, pulumi.Resource]
     training_installs: Sequence[pulumi.Resource]
-    # The Training Operator v1 is among them: Kueue manages PyTorchJobs and TFJobs too.
-    training_operator_v1: bool
-    # Jobs reach spot pools only through a team's `spot` queue (prod), not its default one.
-    spot_opt_in: bool
 
 
 class Queueing(PlatformComponent):
@@ -49,6 +44,7 @@ class Queueing(PlatformComponent):
 
     def __init__(self, name: str, args: QueueingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
+        settings = args.platform.settings
         kube = self.child(provider=args.provider)
         for priority in PRIORITIES:
             apply_manifest(f"{name}-priority-{priority.name}", priority_class(priority), kube)
@@ -60,20 +56,20 @@ class Queueing(PlatformComponent):
             f"{name}-kueue",
             KUEUE,
             KUEUE_NAMESPACE,
-            kueue_values(args.kueue, system_placement(), training_operator_v1=args.training_operator_v1),
+            kueue_values(settings.kueue, system_placement(), training_operator_v1=settings.training_operator_v1),
             self.child(provider=args.provider, depends_on=[namespace, *args.training_installs]),
         )
         after_kueue = self.child(provider=args.provider, depends_on=[self.kueue_release])
         for priority in PRIORITIES:
             apply_manifest(f"{name}-workload-priority-{priority.name}", workload_priority_class(priority), after_kueue)
-        for manifest in kueue_custom_resources(args.teams, args.flavors, args.kueue, args.spot_opt_in):
+        for manifest in kueue_custom_resources(args.platform):
             kind = manifest["kind"].lower()
             apply_manifest(f"{name}-{kind}-{manifest['metadata']['name']}", manifest, after_kueue)
-        for team in args.teams:
+        for team in args.platform.teams:
             in_namespace = self.child(
                 provider=args.provider, depends_on=[self.kueue_release, args.team_namespaces[team.name]]
             )
-            for queue in team_queues(team, args.flavors, args.spot_opt_in):
-                suffix = "" if queue.local_queue == LOCAL_QUEUE else f"-{queue.local_queue}"
+            for queue in team.queues:
+                suffix = "" if queue.is_default else f"-{queue.local_queue}"
                 apply_manifest(f"{name}-localqueue-{team.name}{suffix}", local_queue(team, queue), in_namespace)
         self.register_outputs({"kueueRelease": self.kueue_release.name})

@@ -8,40 +8,37 @@ team are lent to the others and reclaimed (with preemption) when their owner nee
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from components.config.teams import KueueSettings, TeamSettings
+from components.config.teams import KueueSettings
 from components.core.fabric import RDMA_RESOURCE_PREFIX
-from components.core.labels import TEAM_LABEL, namespace_selector
-from components.core.naming import CPU_FLAVOR, LOCAL_QUEUE, SPOT_QUEUE
-from components.core.pool_facts import GpuPoolFacts, flavor_preference
+from components.core.labels import GPU_POOL_LABEL, TEAM_LABEL, namespace_selector
+from components.core.naming import CPU_FLAVOR
+from components.core.pool_facts import GpuPoolFacts
 from components.core.quotas import FlavorQuota
-from components.core.scheduling import INFERENCE_TAINT
+from components.model.flavors import GpuFlavor
+from components.model.platform import Platform
+from components.model.teams import Team, TeamQueue
 from components.queueing.priorities import KUEUE_API
 from components.queueing.provisioning import admission_checks_strategy, gpu_flavors_of, provisioning_objects
 from components.queueing.topology import topologies
 
 
-def resource_flavor(pool: GpuPoolFacts) -> dict[str, Any]:
-    """The pool's flavor; on a topology-aware pool it names the pool's Topology (components.queueing.topology).
-
-    Kueue adds the flavor's `tolerations` to the pods it admits there. An inference pool's own taint is a `nodeTaint`
-    instead: Kueue then assigns the flavor only to pods that tolerate it already (serving pods), so a team's batch
-    jobs never land on the GPUs kept warm for its models (components.core.scheduling.INFERENCE_TAINT)."""
-    handed_out = [taint.toleration() for taint in pool.taints if taint != INFERENCE_TAINT]
-    spec: dict[str, Any] = {"nodeLabels": dict(pool.selector), "tolerations": handed_out}
-    if pool.serving:
-        spec["nodeTaints"] = [INFERENCE_TAINT.as_object()]
-    if pool.topology_aware:
-        spec["topologyName"] = pool.name
+def resource_flavor(flavor: GpuFlavor) -> dict[str, Any]:
+    """The pool's flavor (components.model.flavors): its node labels and the tolerations Kueue hands the pods it
+    admits; an inference pool's own taint as a node taint; on a topology-aware pool, its Topology
+    (components.queueing.topology)."""
+    spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels), "tolerations": flavor.tolerations}
+    if flavor.node_taints:
+        spec["nodeTaints"] = [taint.as_object() for taint in flavor.node_taints]
+    if flavor.topology is not None:
+        spec["topologyName"] = flavor.topology
     return {
         "apiVersion": KUEUE_API,
         "kind": "ResourceFlavor",
-        "metadata": {"name": pool.name, "labels": {"aks-mlops/gpu-pool": pool.name}},
+        "metadata": {"name": flavor.name, "labels": {GPU_POOL_LABEL: flavor.name}},
         "spec": spec,
     }
 
@@ -58,42 +55,6 @@ def _quota_entry(resource: str, quota: FlavorQuota) -> dict[str, Any]:
     if quota.lending_limit is not None:
         entry["lendingLimit"] = quota.lending_limit
     return entry
-
-
-@dataclass(frozen=True)
-class TeamQueue:
-    """One queue of a team: the LocalQueue its jobs name, the ClusterQueue behind it, and which GPU flavors it
-    offers (None: all of the team's; True: spot only; False: on-demand only); `pool`: the one topology-aware pool a
-    topology queue offers (None for the other queues, which never offer such a pool)."""
-
-    local_queue: str
-    cluster_queue: str
-    spot: bool | None
-    pool: str | None = None
-
-    def offers(self, facts: GpuPoolFacts) -> bool:
-        if self.pool is not None:
-            return facts.name == self.pool
-        return not facts.topology_aware and (self.spot is None or facts.spot == self.spot)
-
-
-def team_queues(team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], spot_opt_in: bool) -> list[TeamQueue]:
-    """The `default` queue; where spot needs opting in (prod) and the team has spot quota, a `spot` queue (then no
-    job lands on a spot pool, which may evict it at any time, unless it names the spot queue); and per
-    topology-aware pool the team has quota on, a queue named after the pool.
-
-    A topology-aware pool gets a ClusterQueue of its own because Kueue v0.19.2 admits a pod set onto a flavor with
-    a topology only when the pod set asks for topology-aware scheduling, which every pod set of a ClusterQueue whose
-    flavors all have one does implicitly (pkg/scheduler/flavorassigner/tas_flavorassigner.go,
-    checkPodSetAndFlavorMatchForTAS): the team's other pools keep admitting jobs without topology annotations."""
-    has_spot = any(flavors[quota.flavor].spot for quota in team.gpu_quotas)
-    if not (spot_opt_in and has_spot):
-        queues = [TeamQueue(LOCAL_QUEUE, team.name, None)]
-    else:
-        queues = [TeamQueue(LOCAL_QUEUE, team.name, False), TeamQueue(SPOT_QUEUE, f"{team.name}-{SPOT_QUEUE}", True)]
-    topology_pools = sorted(quota.flavor for quota in team.gpu_quotas if flavors[quota.flavor].topology_aware)
-    queues.extend(TeamQueue(pool, f"{team.name}-{pool}", None, pool) for pool in topology_pools)
-    return queues
 
 
 def _nodes(units: int, facts: GpuPoolFacts) -> int:
@@ -121,24 +82,24 @@ def _node_quota(quota: FlavorQuota, facts: GpuPoolFacts) -> list[dict[str, Any]]
     return [*entries, _quota_entry(facts.gpu_resource, quota)]
 
 
-def resource_groups(
-    team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], queue: TeamQueue | None = None
-) -> list[dict[str, Any]]:
-    """CPU/memory in one group; one group per GPU resource name with the team's flavors of it, on-demand first.
+def resource_groups(team: Team, queue: TeamQueue) -> list[dict[str, Any]]:
+    """CPU/memory in one group; one group per GPU resource name with the queue's flavors of it, in Kueue's order.
 
     Kueue lets a flavor appear in one group only and every flavor of a group must cover the same
     resources, so whole GPUs (`nvidia.com/gpu`) and each MIG slice size form separate groups. A spot-only
     queue holds no CPU or memory of its own: it borrows them from the cohort (the team's default queue lends)."""
-    quotas = {quota.flavor: quota for quota in team.gpu_quotas}
-    if queue is not None and queue.pool is not None:
-        facts = flavors[queue.pool]
+    if queue.pool is not None:
+        [facts] = queue.flavors
+        quota = team.quota(facts)
+        if quota is None:
+            raise ValueError(f"team {team.name} has no quota on pool {facts.name}, so it has no queue of it")
         return [
             {
                 "coveredResources": ["cpu", "memory", facts.gpu_resource],
-                "flavors": [{"name": queue.pool, "resources": _node_quota(quotas[queue.pool], facts)}],
+                "flavors": [{"name": facts.name, "resources": _node_quota(quota, facts)}],
             }
         ]
-    spot_only = queue is not None and queue.spot is True
+    spot_only = queue.spot is True
     groups: list[dict[str, Any]] = [
         {
             "coveredResources": ["cpu", "memory"],
@@ -146,32 +107,29 @@ def resource_groups(
                 {
                     "name": CPU_FLAVOR,
                     "resources": [
-                        {"name": "cpu", "nominalQuota": "0" if spot_only else team.cpu},
-                        {"name": "memory", "nominalQuota": "0" if spot_only else team.memory},
+                        {"name": "cpu", "nominalQuota": "0" if spot_only else team.settings.cpu},
+                        {"name": "memory", "nominalQuota": "0" if spot_only else team.settings.memory},
                     ],
                 }
             ],
         }
     ]
     by_resource: dict[str, list[dict[str, Any]]] = {}
-    for flavor, facts in sorted(flavors.items(), key=lambda item: flavor_preference(item[1])):
-        if not (queue or TeamQueue(LOCAL_QUEUE, team.name, None)).offers(facts):
-            continue
-        if flavor in quotas:
-            entry = {"name": flavor, "resources": [_quota_entry(facts.gpu_resource, quotas[flavor])]}
+    for facts in queue.flavors:
+        quota = team.quota(facts)
+        if quota is not None:
+            entry = {"name": facts.name, "resources": [_quota_entry(facts.gpu_resource, quota)]}
             by_resource.setdefault(facts.gpu_resource, []).append(entry)
     groups.extend({"coveredResources": [resource], "flavors": entries} for resource, entries in by_resource.items())
     return groups
 
 
-def cluster_queue(
-    team: TeamSettings, flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings, queue: TeamQueue | None = None
-) -> dict[str, Any]:
-    groups = resource_groups(team, flavors, queue)
+def cluster_queue(team: Team, queue: TeamQueue, kueue: KueueSettings) -> dict[str, Any]:
+    groups = resource_groups(team, queue)
     manifest: dict[str, Any] = {
         "apiVersion": KUEUE_API,
         "kind": "ClusterQueue",
-        "metadata": {"name": team.name if queue is None else queue.cluster_queue, "labels": {TEAM_LABEL: team.name}},
+        "metadata": {"name": queue.cluster_queue, "labels": {TEAM_LABEL: team.name}},
         "spec": {
             "cohortName": kueue.cohort,
             # Only the team's own namespace may submit to its queue.
@@ -184,19 +142,19 @@ def cluster_queue(
                 "reclaimWithinCohort": "Any",
                 "withinClusterQueue": "LowerPriority",
             },
-            "fairSharing": {"weight": team.fair_sharing_weight},
+            "fairSharing": {"weight": team.settings.fair_sharing_weight},
         },
     }
     # Capacity-aware admission (kueue.provisioningRequests): the ProvisioningRequest check on the GPU flavors only.
-    strategy = admission_checks_strategy(gpu_flavors_of(groups, flavors), kueue)
+    strategy = admission_checks_strategy(gpu_flavors_of(groups, {facts.name for facts in queue.flavors}), kueue)
     if strategy is not None:
         manifest["spec"]["admissionChecksStrategy"] = strategy
     return manifest
 
 
-def local_queue(team: TeamSettings, queue: TeamQueue | None = None) -> dict[str, Any]:
-    """`default` (with Kueue's LocalQueue defaulting, jobs without a queue label land there too) or `spot`."""
-    queue = queue or TeamQueue(LOCAL_QUEUE, team.name, None)
+def local_queue(team: Team, queue: TeamQueue) -> dict[str, Any]:
+    """`default` (with Kueue's LocalQueue defaulting, jobs without a queue label land there too), `spot`, or a
+    topology-aware pool's queue."""
     return {
         "apiVersion": KUEUE_API,
         "kind": "LocalQueue",
@@ -205,22 +163,18 @@ def local_queue(team: TeamSettings, queue: TeamQueue | None = None) -> dict[str,
     }
 
 
-def kueue_custom_resources(
-    teams: Sequence[TeamSettings], flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettings, spot_opt_in: bool
-) -> list[dict[str, Any]]:
+def kueue_custom_resources(platform: Platform) -> list[dict[str, Any]]:
     """Every cluster-scoped Kueue object of the stack (flavors, the capacity check, then queues); LocalQueues are
     per team."""
+    flavors = platform.flavors
+    kueue = platform.settings.kueue
     return [
         # The multi-node pools' node hierarchies; a topology-aware pool's flavor names its own.
-        *topologies(flavors),
+        *topologies(platform.gpu_flavors),
         cpu_flavor(),
-        *(resource_flavor(facts) for facts in flavors.values()),
+        *(resource_flavor(platform.flavor(pool.name)) for pool in platform.pools),
         *provisioning_objects(flavors, kueue),
-        *(
-            cluster_queue(team, flavors, kueue, queue)
-            for team in teams
-            for queue in team_queues(team, flavors, spot_opt_in)
-        ),
+        *(cluster_queue(team, queue, kueue) for team in platform.teams for queue in team.queues),
     ]
 
 

@@ -7,33 +7,11 @@ preemption. Jobs pick them with `priorityClassName` and the `kueue.x-k8s.io/prio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from components.core.naming import SERVING_PRIORITY, TRAINING_PRIORITY
+from components.core.scheduling import Priority
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
-
-
-@dataclass(frozen=True)
-class Priority:
-    name: str
-    value: int
-    preemption_policy: str
-    description: str
-
-
-PRIORITIES: tuple[Priority, ...] = (
-    # Training never preempts running pods: a queued job waits rather than killing another job's step.
-    Priority(TRAINING_PRIORITY, 10000, "Never", "Batch training and fine-tuning; waits for capacity, never preempts."),
-    # Serving may preempt training when it needs GPUs to keep latency objectives.
-    Priority(
-        SERVING_PRIORITY,
-        100000,
-        "PreemptLowerPriority",
-        "Latency-critical inference; may preempt batch training.",
-    ),
-)
 
 
 def priority_class(priority: Priority) -> dict[str, Any]:

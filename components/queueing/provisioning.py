@@ -25,14 +25,14 @@ the setting is off by default and README ("Capacity-aware admission") says what 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from components.config.teams import KueueSettings
+from components.core.naming import PROVISIONING_CONTROLLER
 from components.core.pool_facts import GpuPoolFacts
 from components.queueing.priorities import KUEUE_API
 
-PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 # One name for the AdmissionCheck and its ProvisioningRequestConfig: one config serves every GPU flavor.
 CAPACITY_CHECK = "gpu-capacity"
 # All-or-nothing scale-up: the autoscaler adds the nodes of the whole gang or none of them (and removes a partial
@@ -103,6 +103,6 @@ def admission_checks_strategy(gpu_flavors: Iterable[str], kueue: KueueSettings) 
     return {"admissionChecks": [{"name": CAPACITY_CHECK, "onFlavors": names}]}
 
 
-def gpu_flavors_of(resource_groups: Iterable[Mapping[str, Any]], flavors: Mapping[str, GpuPoolFacts]) -> list[str]:
+def gpu_flavors_of(resource_groups: Iterable[Mapping[str, Any]], gpu_flavors: Collection[str]) -> list[str]:
     """The GPU flavors a ClusterQueue's resource groups list, in their order (the CPU flavor is no GPU pool)."""
-    return [flavor["name"] for group in resource_groups for flavor in group["flavors"] if flavor["name"] in flavors]
+    return [flavor["name"] for group in resource_groups for flavor in group["flavors"] if flavor["name"] in gpu_flavors]

@@ -30,11 +30,12 @@ pack checks their levels against the pool's labels.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from components.core.labels import GPU_POOL_LABEL
 from components.core.pool_facts import GpuPoolFacts
+from components.model.flavors import GpuFlavor
 from components.queueing.priorities import KUEUE_API
 
 
@@ -50,6 +51,6 @@ def topology(pool: GpuPoolFacts) -> dict[str, Any]:
     }
 
 
-def topologies(flavors: Mapping[str, GpuPoolFacts]) -> list[dict[str, Any]]:
+def topologies(flavors: Sequence[GpuFlavor]) -> list[dict[str, Any]]:
     """The Topology of every multi-node pool, in pool-name order."""
-    return [topology(facts) for _, facts in sorted(flavors.items()) if facts.topology_levels]
+    return [topology(flavor.pool) for flavor in sorted(flavors, key=lambda f: f.name) if flavor.pool.topology_levels]

@@ -10,9 +10,9 @@ import pulumi_kubernetes as k8s
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
 from components.config.serving import ServingSettings
-from components.config.teams import TeamSettings
 from components.core.naming import CERT_MANAGER_NAMESPACE, GATEWAY_NAMESPACE, KSERVE_NAMESPACE
 from components.core.versions import CERT_MANAGER, ENVOY_GATEWAY, KSERVE, KSERVE_CRD
+from components.model.teams import Team
 from components.serving.charts import cert_manager_values, envoy_gateway_values, kserve_values
 from components.serving.gateway import envoy_proxy, gateway, gateway_class
 from components.serving.runtimes import (
@@ -91,7 +91,7 @@ class KServe(PlatformComponent):
 
 @dataclass(frozen=True)
 class TeamServingArgs:
-    team: TeamSettings
+    team: Team
     serving: ServingSettings
     # The team identity's ids (components.teams.TeamWorkspace), for model downloads.
     client_id: pulumi.Input[str]

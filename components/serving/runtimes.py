@@ -24,7 +24,6 @@ from typing import Any
 import pulumi
 
 from components.config.serving import ServingSettings
-from components.config.teams import TeamSettings
 from components.core.labels import INFERENCE_SERVICE_LABEL, SERVING_RUNTIME_LABEL, TEAM_LABEL, namespace_selector
 from components.core.metric_sources import AMA_METRICS_PODS
 from components.core.naming import GATEWAY_NAMESPACE, KUBE_SYSTEM_NAMESPACE
@@ -42,15 +41,15 @@ from components.core.serving import (
     STORAGE_CONTAINER,
     ServingRuntime,
 )
+from components.core.training_pods import container_security
 from components.core.versions import KSERVE_STORAGE_INITIALIZER_IMAGE
+from components.model.teams import Team
 
 CLIENT_ID_KEY = "AZURE_CLIENT_ID"
 TENANT_ID_KEY = "AZURE_TENANT_ID"
-# Both the runtime's and the storage initializer's: no privilege escalation, no Linux capabilities.
-CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
-def serving_runtime(runtime: ServingRuntime, team: TeamSettings, serving: ServingSettings) -> dict[str, Any]:
+def serving_runtime(runtime: ServingRuntime, team: Team, serving: ServingSettings) -> dict[str, Any]:
     """A namespaced ServingRuntime (serving.kserve.io/v1alpha1): InferenceServices of the team pick it with
     `model.runtime` (or by model format). Its `labels` go onto every pod KServe builds from it
     (components/predictor.go buildObjectMeta), which the serving PodMonitors select on. The readiness probe keeps a
@@ -68,7 +67,7 @@ def serving_runtime(runtime: ServingRuntime, team: TeamSettings, serving: Servin
             "periodSeconds": 10,
             "failureThreshold": 3,
         },
-        "securityContext": dict(CONTAINER_SECURITY),
+        "securityContext": container_security(),
     }
     spec: dict[str, Any] = {
         "supportedModelFormats": [
@@ -88,13 +87,11 @@ def serving_runtime(runtime: ServingRuntime, team: TeamSettings, serving: Servin
     }
 
 
-def serving_runtimes(team: TeamSettings, serving: ServingSettings) -> list[dict[str, Any]]:
+def serving_runtimes(team: Team, serving: ServingSettings) -> list[dict[str, Any]]:
     return [serving_runtime(runtime, team, serving) for runtime in SERVING_RUNTIMES]
 
 
-def model_storage_config_map(
-    team: TeamSettings, client_id: pulumi.Input[str], tenant_id: pulumi.Input[str]
-) -> dict[str, Any]:
+def model_storage_config_map(team: Team, client_id: pulumi.Input[str], tenant_id: pulumi.Input[str]) -> dict[str, Any]:
     """The team identity's ids (not secrets: the token exchange also needs the pod's federated token), which the
     storage initializer reads through the ClusterStorageContainer."""
     return {
@@ -129,7 +126,7 @@ def storage_container() -> dict[str, Any]:
                 ],
                 "volumeMounts": [{"name": IDENTITY_TOKEN_VOLUME, "mountPath": IDENTITY_TOKEN_DIR, "readOnly": True}],
                 "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
-                "securityContext": {**CONTAINER_SECURITY, "runAsNonRoot": True},
+                "securityContext": {**container_security(), "runAsNonRoot": True},
             },
             "supportedUriFormats": [{"regex": AZURE_BLOB_URI_PATTERN}],
             "workloadType": "initContainer",
@@ -142,7 +139,7 @@ def metrics_ports() -> list[int]:
     return sorted({runtime.ports[runtime.metrics_port] for runtime in SERVING_RUNTIMES})
 
 
-def serving_network_policy(team: TeamSettings) -> dict[str, Any]:
+def serving_network_policy(team: Team) -> dict[str, Any]:
     """Model servers take requests from the inference gateway's proxies and scrapes from managed Prometheus; the
     team namespace's other policies (components.teams) deny everything else from outside it."""
 

@@ -46,6 +46,7 @@ from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest
 from components.core.images import DIGEST, MUTABLE_TAG, TAG
 from components.core.labels import QUEUE_NAME_LABEL, TEAM_LABEL
+from components.model.platform import Platform
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 # The bindings select namespaces that carry the team label, whatever its value, so a new team is guarded from its
@@ -360,8 +361,8 @@ def policy_binding(policy_name: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class AdmissionGuardrailsArgs:
-    # prod: images by digest only (`workloads.requireImageDigests`).
-    require_image_digests: bool
+    # Image pinning (prod: images by digest only, `workloads.requireImageDigests`).
+    platform: Platform
     # Every team namespace: the guardrails are created after them and removed before them.
     team_namespaces: Sequence[pulumi.Resource]
     provider: pulumi.ProviderResource
@@ -380,7 +381,7 @@ class AdmissionGuardrails(PlatformComponent):
         self.policies, self.bindings = [], []
         namespaces = list(args.team_namespaces)
         names = []
-        for manifest in guardrail_policies(args.require_image_digests):
+        for manifest in guardrail_policies(args.platform.settings.workloads.require_image_digests):
             policy_name = manifest["metadata"]["name"]
             names.append(policy_name)
             short = policy_name.removeprefix(POLICY_PREFIX)

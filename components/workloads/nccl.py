@@ -1,7 +1,7 @@
 """The NCCL all-reduce test of each InfiniBand pool: a two-node gang that measures what the fabric delivers.
 
 Per InfiniBand pool (`GpuPoolFacts.infiniband`), for the first team of the stack that can be admitted with two of
-its nodes, `workloads/<team>/nccl-allreduce-<pool>.yaml` (offline.plan): a batch/v1 Indexed Job of two pods, one
+its nodes, `workloads/<team>/nccl-allreduce-<pool>.yaml` (offline.plan.write): a batch/v1 Indexed Job of two pods, one
 per node with all of the node's GPUs and the pool's RDMA resource, queued like any team job (Kueue admits both pods
 or neither). Each pod starts `torchrun` with one process per GPU; the processes all-reduce float32 buffers from
 1 MiB to 8 GiB with NCCL and rank 0 prints, per size, the algorithm bandwidth and the bus bandwidth as nccl-tests
@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config.settings import Settings
-from components.config.teams import TeamSettings
 from components.core.fabric import infiniband_environment
-from components.core.labels import JOB_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
-from components.core.naming import CHECKPOINTS_CLAIM, TRAINING_PRIORITY, WORKLOAD_SERVICE_ACCOUNT
+from components.core.labels import JOB_CONTROLLER_UID_LABEL
+from components.core.naming import CHECKPOINTS_CLAIM, TRAINING_PRIORITY
 from components.core.pool_facts import GpuPoolFacts
-from components.core.training_pods import CHECKPOINTS_MOUNT, NCCL_ENVIRONMENT, SHM_MOUNT, SHM_VOLUME, team_pod_security
-from components.workloads.reference import obtainable, pod_size, queue_for, topology_request
+from components.core.training_pods import CHECKPOINTS_MOUNT, NCCL_ENVIRONMENT, SHM_VOLUME
+from components.model.platform import Platform
+from components.model.pods import env_entries, pod_size, with_rdma
+from components.model.teams import Team
+from components.workloads.reference import metadata
 
 Manifest = dict[str, Any]
 
@@ -47,6 +48,9 @@ WARMUP = 5
 DEADLINE_SECONDS = 1800
 TTL_SECONDS_AFTER_FINISHED = 86400
 CONTAINER = "allreduce"
+# The pods mount the checkpoints claim (where pod 0 publishes its address) and /dev/shm only: no data, no entrypoint,
+# and no workload identity (the test reaches no Azure service).
+VOLUMES = (CHECKPOINTS_CLAIM, SHM_VOLUME)
 
 BENCHMARK = f"""\
 import os, time
@@ -87,11 +91,11 @@ def file_name(pool: GpuPoolFacts) -> str:
     return f"{job_name(pool)}.yaml"
 
 
-def allreduce_team(settings: Settings, pool: GpuPoolFacts) -> TeamSettings | None:
+def allreduce_team(platform: Platform, pool: GpuPoolFacts) -> Team | None:
     """The first team of the stack that can be admitted with NODES whole nodes of the pool."""
     if pool.max_nodes < NODES:
         return None
-    return next((t for t in settings.teams if obtainable(settings, t, pool) >= NODES * pool.gpus_per_node), None)
+    return next((t for t in platform.teams if t.obtainable(pool) >= NODES * pool.gpus_per_node), None)
 
 
 def launch_script(pool: GpuPoolFacts) -> str:
@@ -115,15 +119,11 @@ def launch_script(pool: GpuPoolFacts) -> str:
     )
 
 
-def nccl_allreduce_job(settings: Settings, team: TeamSettings, pool: GpuPoolFacts) -> Manifest:
-    size = pod_size(settings, team, pool, pool.gpus_per_node, NODES)
-    amounts: dict[str, Any] = {
-        "cpu": str(size.cpu),
-        "memory": f"{size.memory_gib}Gi",
-        pool.gpu_resource: pool.gpus_per_node,
-    }
-    if pool.rdma_resource is not None:
-        amounts[pool.rdma_resource] = 1
+def nccl_allreduce_job(platform: Platform, team: Team, pool: GpuPoolFacts) -> Manifest:
+    """The two-node Indexed Job: each pod on a node of its own with all of its GPUs and the pool's RDMA resource,
+    mounting only the checkpoints claim (the rendezvous) and /dev/shm."""
+    pods = platform.training_pods
+    size = pod_size(team.settings, pool, pool.gpus_per_node, NODES)
     env = {
         **NCCL_ENVIRONMENT,
         # Which transport NCCL chose, and why, in the pod log.
@@ -132,39 +132,25 @@ def nccl_allreduce_job(settings: Settings, team: TeamSettings, pool: GpuPoolFact
         **infiniband_environment(pool.rdma_resource),
         "OMP_NUM_THREADS": str(max(size.cpu // pool.gpus_per_node, 1)),
     }
-    container = {
-        "name": CONTAINER,
-        "image": settings.workloads.image,
-        "imagePullPolicy": "IfNotPresent",
-        "command": ["bash", "-c", launch_script(pool)],
-        "env": [
-            *({"name": key, "value": value} for key, value in env.items()),
-            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
-            {
-                "name": "JOB_UID",
-                "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"}},
-            },
-        ],
-        "resources": {"requests": dict(amounts), "limits": dict(amounts)},
-        "volumeMounts": [
-            {"name": CHECKPOINTS_CLAIM, "mountPath": CHECKPOINTS_MOUNT},
-            {"name": SHM_VOLUME, "mountPath": SHM_MOUNT},
-        ],
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
-    }
+    from_pod = [
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {
+            "name": "JOB_UID",
+            "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{JOB_CONTROLLER_UID_LABEL}']"}},
+        },
+    ]
+    container = pods.container(
+        CONTAINER,
+        command=["bash", "-c", launch_script(pool)],
+        env=[*env_entries(env), *from_pod],
+        resources=with_rdma(size.resources(pool.gpu_resource, pool.gpus_per_node), pool),
+        volumes=VOLUMES,
+    )
     name = job_name(pool)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": team.namespace,
-            "labels": {
-                QUEUE_NAME_LABEL: queue_for(settings, pool),
-                PRIORITY_CLASS_LABEL: TRAINING_PRIORITY,
-                TEAM_LABEL: team.name,
-            },
-        },
+        "metadata": metadata(name, team, pool, TRAINING_PRIORITY),
         "spec": {
             "completionMode": "Indexed",
             "completions": NODES,
@@ -176,40 +162,24 @@ def nccl_allreduce_job(settings: Settings, team: TeamSettings, pool: GpuPoolFact
             "podFailurePolicy": {
                 "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
             },
-            "template": {
-                "metadata": {"labels": {JOB_LABEL: name}, **_annotations(pool)},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "serviceAccountName": WORKLOAD_SERVICE_ACCOUNT,
-                    "priorityClassName": TRAINING_PRIORITY,
-                    "terminationGracePeriodSeconds": int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
-                    "nodeSelector": dict(pool.selector),
-                    "securityContext": team_pod_security(settings.storage.uid, settings.storage.gid),
-                    "containers": [container],
-                    "volumes": [
-                        {"name": CHECKPOINTS_CLAIM, "persistentVolumeClaim": {"claimName": CHECKPOINTS_CLAIM}},
-                        {
-                            "name": SHM_VOLUME,
-                            "emptyDir": {"medium": "Memory", "sizeLimit": f"{size.shm_gib}Gi"},
-                        },
-                    ],
-                },
-            },
+            "template": pods.template(
+                container,
+                job=name,
+                pool=pool,
+                restart_policy="Never",
+                shm_gib=size.shm_gib,
+                volumes=VOLUMES,
+                workload_identity=False,
+            ),
         },
     }
 
 
-def _annotations(pool: GpuPoolFacts) -> dict[str, Any]:
-    """On a topology-aware pool, the two pods in one domain of its outermost level, like every multi-node job."""
-    annotations = topology_request(pool)
-    return {"annotations": annotations} if annotations else {}
-
-
-def nccl_allreduce_jobs(settings: Settings) -> dict[str, dict[str, Manifest]]:
+def nccl_allreduce_jobs(platform: Platform) -> dict[str, dict[str, Manifest]]:
     """Team name -> file name -> the all-reduce test of each InfiniBand pool (teams without one are left out)."""
     found: dict[str, dict[str, Manifest]] = {}
-    for pool in sorted((f for f in settings.pool_facts if f.infiniband and f.multi_node), key=lambda f: f.name):
-        team = allreduce_team(settings, pool)
+    for pool in sorted((f for f in platform.pools if f.infiniband and f.multi_node), key=lambda f: f.name):
+        team = allreduce_team(platform, pool)
         if team is not None:
-            found.setdefault(team.name, {})[file_name(pool)] = nccl_allreduce_job(settings, team, pool)
+            found.setdefault(team.name, {})[file_name(pool)] = nccl_allreduce_job(platform, team, pool)
     return found

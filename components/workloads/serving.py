@@ -24,8 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 from components.config.serving import ROLLOUT_SURGE
-from components.config.settings import Settings
-from components.config.teams import TeamSettings
 from components.core.labels import (
     DEPLOYMENT_MODE_ANNOTATION,
     PRIORITY_CLASS_LABEL,
@@ -34,8 +32,8 @@ from components.core.labels import (
     TEAM_LABEL,
     WORKLOAD_IDENTITY_LABEL,
 )
-from components.core.naming import GATEWAY_NAMESPACE, SERVING_PRIORITY, WORKLOAD_SERVICE_ACCOUNT
-from components.core.pool_facts import GpuPoolFacts, flavor_preference
+from components.core.naming import GATEWAY_NAMESPACE, SERVING_PRIORITY
+from components.core.pool_facts import GpuPoolFacts
 from components.core.scheduling import INFERENCE_TAINT
 from components.core.serving import (
     CANARY_VARIANT,
@@ -54,7 +52,10 @@ from components.core.serving import (
     predictor_service_name,
     supports_bfloat16,
 )
-from components.workloads.reference import Manifest, pod_size, queue_for
+from components.model.platform import Platform
+from components.model.pods import pod_size
+from components.model.teams import Team
+from components.workloads.reference import Manifest
 
 SERVING_FILE = "inferenceservice-canary.yaml"
 ROUTE_FILE = "httproute-canary.yaml"
@@ -67,32 +68,22 @@ MODEL_FORMAT = VLLM.model_formats[0][0]
 REQUEST_TIMEOUT = "300s"
 
 
-def serving_pool(settings: Settings, team: TeamSettings) -> GpuPoolFacts:
-    """The team's first inference flavor in Kueue's order (a serving team has one: `Settings.serving_teams`)."""
-    pools = set(settings.inference_pools)
-    names = {quota.flavor for quota in team.gpu_quotas}
-    candidates = [facts for facts in settings.pool_facts if facts.name in pools and facts.name in names]
-    if not candidates:
-        raise ValueError(f"team {team.name} has no quota on an inference pool")
-    return min(candidates, key=flavor_preference)
-
-
-def _model(team: TeamSettings, storage_account: str, version: str, resources: dict[str, Any] | None) -> dict[str, Any]:
+def _model(team: Team, storage_account: str, version: str, resources: dict[str, Any] | None) -> dict[str, Any]:
     model: dict[str, Any] = {
         "modelFormat": {"name": MODEL_FORMAT},
         "runtime": VLLM.name,
-        "storageUri": model_storage_uri(storage_account, team.namespace, MODEL_NAME, version),
+        "storageUri": model_storage_uri(storage_account, team.names.blob_container, MODEL_NAME, version),
     }
     if resources is not None:
         model["resources"] = resources
     return model
 
 
-def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFacts, storage_account: str) -> Manifest:
-    serving = settings.serving
-    size = pod_size(settings, team, facts, 1, serving.rollout_gpus())
-    amounts = {"cpu": str(size.cpu), "memory": f"{size.memory_gib}Gi", facts.gpu_resource: 1}
-    model = _model(team, storage_account, STABLE_PREDICTOR, {"requests": amounts, "limits": dict(amounts)})
+def inference_service(platform: Platform, team: Team, facts: GpuPoolFacts, storage_account: str) -> Manifest:
+    """`reference-llm` on the team's inference pool `facts`."""
+    serving = platform.settings.serving
+    size = pod_size(team.settings, facts, 1, serving.rollout_gpus())
+    model = _model(team, storage_account, STABLE_PREDICTOR, size.resources(facts.gpu_resource, 1))
     if not supports_bfloat16(facts.gpu_model):
         # Most checkpoints are bfloat16, which vLLM refuses to load on GPUs older than compute capability 8.0.
         model["args"] = ["--dtype=half"]
@@ -104,7 +95,7 @@ def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFact
             "namespace": team.namespace,
             # KServe copies these onto the predictors' Deployments and pods, where Kueue reads them.
             "labels": {
-                QUEUE_NAME_LABEL: queue_for(settings, facts),
+                QUEUE_NAME_LABEL: team.queue_offering(facts).local_queue,
                 PRIORITY_CLASS_LABEL: SERVING_PRIORITY,
                 TEAM_LABEL: team.name,
             },
@@ -115,10 +106,10 @@ def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFact
                 "name": STABLE_PREDICTOR,
                 "minReplicas": serving.warm_replicas,
                 "maxReplicas": serving.warm_replicas,
-                "serviceAccountName": WORKLOAD_SERVICE_ACCOUNT,
+                "serviceAccountName": team.names.service_account,
                 "priorityClassName": SERVING_PRIORITY,
                 # The cluster autoscaler waits no longer than this for a pod when it drains a node.
-                "terminationGracePeriodSeconds": int(settings.autoscaler_profile["maxGracefulTerminationSec"]),
+                "terminationGracePeriodSeconds": platform.training_pods.grace_seconds,
                 "nodeSelector": dict(facts.selector),
                 # Kueue assigns the inference pool's flavor only to pods that tolerate its taint themselves.
                 "tolerations": [INFERENCE_TAINT.toleration()],
@@ -149,10 +140,10 @@ def inference_service(settings: Settings, team: TeamSettings, facts: GpuPoolFact
     }
 
 
-def canary_route(settings: Settings, team: TeamSettings) -> Manifest:
+def canary_route(platform: Platform, team: Team) -> Manifest:
     """The InferenceService's host (components.core.serving.inference_host, KServe's `domainTemplate`, which it
     reports as `status.url`) on the inference gateway, weighted between the two predictors' Services."""
-    percent = settings.serving.canary_traffic_percent
+    percent = platform.settings.serving.canary_traffic_percent
 
     def backend(predictor: str, weight: int) -> dict[str, Any]:
         name = predictor_service_name(MODEL_NAME, predictor)
@@ -172,7 +163,7 @@ def canary_route(settings: Settings, team: TeamSettings) -> Manifest:
                     "sectionName": GATEWAY_LISTENER,
                 }
             ],
-            "hostnames": [inference_host(MODEL_NAME, team.namespace, settings.serving.domain)],
+            "hostnames": [inference_host(MODEL_NAME, team.namespace, platform.settings.serving.domain)],
             "rules": [
                 {
                     "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
@@ -184,12 +175,13 @@ def canary_route(settings: Settings, team: TeamSettings) -> Manifest:
     }
 
 
-def serving_workloads(settings: Settings, storage_account: str) -> dict[str, dict[str, Manifest]]:
+def serving_workloads(platform: Platform, storage_account: str) -> dict[str, dict[str, Manifest]]:
     """Team name -> file name -> manifest of the serving references, for every serving team of the stack."""
     return {
         team.name: {
-            SERVING_FILE: inference_service(settings, team, serving_pool(settings, team), storage_account),
-            ROUTE_FILE: canary_route(settings, team),
+            SERVING_FILE: inference_service(platform, team, team.serving_pool, storage_account),
+            ROUTE_FILE: canary_route(platform, team),
         }
-        for team in settings.serving_teams
+        for team in platform.teams
+        if team.serving_pool is not None
     }

@@ -2,12 +2,12 @@
 
 Reads every YAML file given (directories: every `*.yaml`/`*.yml` below them; multi-document files too), turns each
 Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod and KServe InferenceService into its pod templates and gang
-(`offline.check_normalize`), and checks them against the stack's validated settings (`offline.check_rules`):
+(`offline.checker.normalize`), and checks them against the stack's validated settings (`offline.checker.rules`):
 team namespace, LocalQueue, GPU resources and quota, placement, priorities, pinned images, /dev/shm,
 podFailurePolicy, checkpoints on spot pools, grace period; for InferenceServices also inference pools only, the
 serving priority and KServe's canary contract. HTTPRoutes are read too (they are no workload): across all documents
 of the run, each InferenceService's canary split must be carried by an HTTPRoute on the platform's Gateway
-(`offline.check_routes`). Needs no cluster and no cloud credentials.
+(`offline.checker.routes`). Needs no cluster and no cloud credentials.
 Exit status: 0 no finding, 1 findings, 2 the stack's configuration was rejected (or a usage error).
 """
 
@@ -24,19 +24,20 @@ import yaml
 
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
-from offline.check_normalize import NORMALIZERS, normalize, object_name
-from offline.check_routes import ROUTE_KIND, is_route, route_problems
-from offline.check_rules import Platform, problems
-from offline.engine import PROJECT_DIR, load_stack_config, stack_files, stack_settings_raw
+from components.model.platform import Platform, build_platform
+from offline.checker.normalize import NORMALIZERS, normalize, object_name
+from offline.checker.routes import ROUTE_KIND, is_route, route_problems
+from offline.checker.rules import problems
+from offline.stacks import (
+    CHECK_SUBCOMMAND,
+    PROJECT_DIR,
+    load_stack_config,
+    stack_names,
+    stack_settings_raw,
+)
 
 # The subcommand word: `python -m offline check ...`. No stack may take this name.
-SUBCOMMAND = "check"
 YAML_SUFFIXES = (".yaml", ".yml")
-
-
-def stack_names(project_dir: Path = PROJECT_DIR) -> list[str]:
-    """The stacks the offline command can run: every `Pulumi.<stack>.yaml` but a stack named like a subcommand."""
-    return sorted(name for name in stack_files(project_dir) if name != SUBCOMMAND)
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def render_json(report: Report) -> str:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=f"python -m offline {SUBCOMMAND}", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m offline {CHECK_SUBCOMMAND}", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help="stack whose settings the workloads must fit (a Pulumi.<stack>.yaml file)")
     kinds = ", ".join([*(kind for _, kind in NORMALIZERS), ROUTE_KIND])
     parser.add_argument(
@@ -223,7 +224,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     stacks = stack_names(args.project_dir)
     if args.stack not in stacks:
-        reserved = f" ('{SUBCOMMAND}' is the subcommand, never a stack)" if args.stack == SUBCOMMAND else ""
+        reserved = f" ('{CHECK_SUBCOMMAND}' is the subcommand, never a stack)" if args.stack == CHECK_SUBCOMMAND else ""
         parser.error(f"unknown stack {args.stack!r}{reserved}; stacks: {', '.join(stacks)}")
     missing = [str(path) for path in args.paths if not path.exists()]
     if missing:
@@ -234,13 +235,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     try:
-        settings = load_settings(stack_settings_raw(load_stack_config(args.stack, args.project_dir)))
+        platform = build_platform(load_settings(stack_settings_raw(load_stack_config(args.stack, args.project_dir))))
     except ConfigError as error:
         if args.json:
             print(json.dumps({"stack": args.stack, "configurationRejected": str(error)}))
         else:
             print(f"configuration rejected, nothing checked:\n  {error}")
         return 2
-    report = check_paths(args.stack, Platform.from_settings(settings), args.paths)
+    report = check_paths(args.stack, platform, args.paths)
     print(render_json(report) if args.json else render_text(report))
     return 1 if report.findings else 0

@@ -2,7 +2,7 @@
 
 `normalize(manifest)` turns a Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod or KServe InferenceService
 into one `Workload`: where Kueue reads its queue and priority labels, and one `Role` per pod template with the number
-of pods of that template Kueue admits at once (the gang). The checks (`offline.check_rules`) read only these, so a new
+of pods of that template Kueue admits at once (the gang). The checks (`offline.checker.rules`) read only these, so a new
 kind is one more normalizer, not a change to every check. Field paths are written as the checker reports them:
 `spec.template.spec.containers[0].resources.limits`, label keys as `metadata.labels['kueue.x-k8s.io/queue-name']`.
 """

@@ -31,8 +31,8 @@ from components.core.serving import (
     PREDICTOR_SERVICE_PORT,
     predictor_service_name,
 )
-from offline.check_normalize import INFERENCE_SERVICE_KIND, canaries, mapping, object_name, percent, predictor_name
-from offline.check_rules import Problem
+from offline.checker.normalize import INFERENCE_SERVICE_KIND, canaries, mapping, object_name, percent, predictor_name
+from offline.checker.rules import Problem
 
 CHECK = "canary-route"
 ROUTE_KIND = "HTTPRoute"

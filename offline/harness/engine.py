@@ -9,8 +9,6 @@ and later the policy checks all use this one harness.
 
 from __future__ import annotations
 
-import json
-import re
 import runpy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,15 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config.errors import PROJECT
-from offline.fake_azure import FakeAzure
+from offline.harness.fake_azure import FakeAzure
+from offline.stacks import PROJECT_DIR, engine_config, load_stack_config, namespaced
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 
@@ -142,53 +139,6 @@ class CapturingMonitor(mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)
 
 
-def namespaced(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Config keys with their namespace (`gpuPools` -> `aks-mlops:gpuPools`), as the CLI stores them."""
-    return {key if ":" in key else f"{PROJECT}:{key}": value for key, value in config.items()}
-
-
-def engine_config(stack_config: Mapping[str, Any]) -> dict[str, str]:
-    """Stack config as the CLI hands it to a program: namespaced keys, strings, objects as JSON."""
-    result = {}
-    for full_key, value in namespaced(stack_config).items():
-        if isinstance(value, dict | list):
-            result[full_key] = json.dumps(value)
-        elif isinstance(value, bool):
-            result[full_key] = "true" if value else "false"
-        else:
-            result[full_key] = str(value)
-    return result
-
-
-def stack_files(project_dir: Path = PROJECT_DIR) -> dict[str, Path]:
-    """Every `Pulumi.<stack>.yaml` of the project, by stack name."""
-    return {path.name[len("Pulumi.") : -len(".yaml")]: path for path in sorted(project_dir.glob("Pulumi.*.yaml"))}
-
-
-class StackFileLoader(yaml.SafeLoader):
-    """YAML as the Pulumi CLI reads stack files: YAML 1.2 booleans only (`true`/`false`).
-
-    PyYAML follows YAML 1.1, where `yes`, `no`, `on` and `off` are booleans; the CLI's YAML 1.2 reader
-    keeps them strings, which the config type check then refuses for a boolean key. Reading them as
-    strings here makes the offline plan refuse them too instead of accepting what `pulumi up` would not."""
-
-
-StackFileLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-StackFileLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-
-def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
-    path = project_dir / f"Pulumi.{stack}.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"no stack file {path.name}; stacks: {', '.join(stack_files(project_dir))}")
-    return dict((yaml.load(path.read_text(), Loader=StackFileLoader) or {}).get("config") or {})
-
-
 def run_program(
     program: Callable[[], None], config: Mapping[str, Any], stack: str = "test", *, raise_on_error: bool = True
 ) -> ProgramRun:
@@ -231,9 +181,3 @@ def run_stack(
     config = {key: value for key, value in config.items() if value is not None}
     main = str(project_dir / "__main__.py")
     return run_program(lambda: runpy.run_path(main, run_name="__main__"), config, stack, raise_on_error=raise_on_error)
-
-
-def stack_settings_raw(config: Mapping[str, Any]) -> dict[str, str]:
-    """The project's keys of a stack config as the program's `load_settings` receives them from the engine."""
-    prefix = f"{PROJECT}:"
-    return {key[len(prefix) :]: value for key, value in engine_config(config).items() if key.startswith(prefix)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from offline.engine import CapturedResource, ProgramRun
+from offline.harness.engine import CapturedResource, ProgramRun
 
 # Inputs that name something else than the resource itself.
 _OTHER_NAMES = ("resourceGroupName", "clusterName", "dashboardName")

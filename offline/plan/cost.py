@@ -13,8 +13,7 @@ from typing import Any
 
 import yaml
 
-from components.config.settings import Settings
-from components.core.scheduling import INFERENCE_WORKLOAD
+from components.model.platform import Platform
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")
 
@@ -83,7 +82,8 @@ class CostEstimate:
         }
 
 
-def cost(settings: Settings, table: dict[str, Any] | None = None) -> CostEstimate:
+def cost(platform: Platform, table: dict[str, Any] | None = None) -> CostEstimate:
+    settings = platform.settings
     table = table or yaml.safe_load(PRICE_TABLE.read_text())
     regions = table["regions"]
     priced_region = settings.location if settings.location in regions else table["fallbackRegion"]
@@ -116,13 +116,13 @@ def cost(settings: Settings, table: dict[str, Any] | None = None) -> CostEstimat
         *(
             pool_cost(
                 pool.name,
-                pool.vm.name,
+                pool.vm_size,
                 pool.spot,
-                pool.min_count,
-                pool.max_count,
-                warm_reason(pool.min_count, pool.mig_profile, pool.workload == INFERENCE_WORKLOAD),
+                pool.min_nodes,
+                pool.max_nodes,
+                warm_reason(pool.min_nodes, pool.mig_slice, pool.serving),
             )
-            for pool in settings.gpu_pools
+            for pool in platform.pools
         ),
     ]
     return CostEstimate(
@@ -139,10 +139,10 @@ def cost(settings: Settings, table: dict[str, Any] | None = None) -> CostEstimat
     )
 
 
-def warm_reason(min_count: int, mig_profile: str | None, serving: bool = False) -> str:
+def warm_reason(min_count: int, mig_slice: str | None, serving: bool = False) -> str:
     if min_count == 0:
         return ""
-    if mig_profile is not None:
+    if mig_slice is not None:
         return "MIG pool: the AKS autoscaler cannot scale it up from zero for slice requests"
     if serving:
         return "inference pool: the warm replicas of its serving teams (serving.warmReplicas), no cold start"

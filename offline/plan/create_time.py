@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from offline.engine import CapturedResource, ProgramRun
+from offline.harness.engine import CapturedResource, ProgramRun
 
 DURATIONS = Path(__file__).with_name("durations.yaml")
 AGENT_POOL = "azure-native:containerservice:AgentPool"

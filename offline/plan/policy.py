@@ -23,7 +23,8 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from offline.engine import PROJECT_DIR, CapturedResource, ProgramRun
+from offline.harness.engine import CapturedResource, ProgramRun
+from offline.stacks import PROJECT_DIR
 
 # The pack is a separate Pulumi project whose modules import each other as top-level
 # `aks_mlops_policies`; make that importable here exactly as it is when the CLI runs the pack.

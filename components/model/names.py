@@ -1,0 +1,141 @@
+"""The name registry: every name the platform derives from settings, with the settings it comes from.
+
+Names are composed from settings (`<team>-<pool>` for a topology queue, `id-<stem>-<team>` for a team identity), so
+two settings can yield one name: teams `ml` and `ml-h100` beside a topology-aware pool `h100` both give a
+ClusterQueue `ml-h100`, a team `aks` the control plane's identity name. Kubernetes would let the second object
+overwrite the first, Azure would hand one identity to two owners, and Pulumi refuses the duplicate URN only at
+preview. Registering every derived name here, scoped as its API scopes it (a LocalQueue per namespace, a
+ClusterQueue per cluster, an identity per resource group), turns any such clash into one ConfigError that names both
+settings, before any resource exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from components.config.errors import ConfigError
+from components.config.settings import Settings
+from components.core.naming import CPU_FLAVOR, PLATFORM_NAMESPACES, Names
+from components.model.flavors import GpuFlavor
+from components.model.teams import Team
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a derived name comes from: a config key path and its value, and how the name is derived from it when
+    more than that setting goes into it. `key` None: a name of the platform's own, fixed in code."""
+
+    key: str | None
+    value: str = ""
+    via: str = ""
+
+    def describe(self) -> str:
+        if self.key is None:
+            return "the platform itself"
+        return f"{self.key} {self.value!r}" + (f" {self.via}" if self.via else "")
+
+
+PLATFORM = Source(None)
+
+
+class NameRegistry:
+    """Derived names by kind (`ClusterQueue`, `LocalQueue in namespace team-a`, `Azure managed identity`, ...)."""
+
+    def __init__(self) -> None:
+        self._owners: dict[tuple[str, str], Source] = {}
+
+    def claim(self, kind: str, name: str, source: Source) -> str:
+        """Register `name`; a second, different source of the same name is a ConfigError blaming a setting."""
+        owner = self._owners.setdefault((kind, name), source)
+        if owner == source:
+            return name
+        blamed, other = (source, owner) if source.key is not None else (owner, source)
+        if blamed.key is None:
+            raise ValueError(f"the platform derives the {kind} {name!r} twice")
+        raise ConfigError(
+            blamed.key,
+            blamed.value,
+            f"{blamed.via + ' ' if blamed.via else ''}gives the {kind} {name!r}, which {other.describe()} gives too: "
+            "two objects cannot share it; rename one of them",
+        )
+
+    def names(self, kind: str) -> list[str]:
+        """Every registered name of a kind, sorted."""
+        return sorted(name for registered, name in self._owners if registered == kind)
+
+    def kinds(self) -> list[str]:
+        return sorted({kind for kind, _ in self._owners})
+
+
+def register_names(
+    settings: Settings, azure: Names, teams: Sequence[Team], gpu_flavors: Sequence[GpuFlavor]
+) -> NameRegistry:
+    """Every derived Azure, Kubernetes and Pulumi name of the stack: first the platform's own, then the pools', then
+    each team's in configuration order, so the error names the later setting and the earlier one it clashes with."""
+    registry = NameRegistry()
+    _register_platform(registry, settings, azure)
+    _register_pools(registry, settings, gpu_flavors)
+    for index, team in enumerate(teams):
+        _register_team(registry, settings, f"teams[{index}]", team)
+    return registry
+
+
+def _register_platform(registry: NameRegistry, settings: Settings, azure: Names) -> None:
+    stem = Source("namePrefix", settings.name_prefix, f"with environment {settings.environment!r}")
+    registry.claim("Azure resource group", azure.resource_group, stem)
+    registry.claim("Azure resource group", azure.node_resource_group, stem)
+    registry.claim("AKS cluster", azure.cluster, stem)
+    registry.claim("Azure managed identity", azure.control_plane_identity, stem)
+    registry.claim("Log Analytics workspace", azure.log_analytics, stem)
+    for namespace in PLATFORM_NAMESPACES:
+        registry.claim("Namespace", namespace, PLATFORM)
+    registry.claim("ResourceFlavor", CPU_FLAVOR, PLATFORM)
+    registry.claim("AKS agent pool", settings.system_pool.name, Source("systemPool.name", settings.system_pool.name))
+
+
+def _register_pools(registry: NameRegistry, settings: Settings, gpu_flavors: Sequence[GpuFlavor]) -> None:
+    for pool in settings.gpu_pools:
+        registry.claim("AKS agent pool", pool.name, _pool_source(settings, pool.name))
+    for flavor in gpu_flavors:
+        source = _pool_source(settings, flavor.name)
+        registry.claim("ResourceFlavor", flavor.name, source)
+        if flavor.pool.topology_levels:
+            registry.claim("Topology", flavor.name, source)
+
+
+def _pool_source(settings: Settings, pool: str, via: str = "") -> Source:
+    index = next(index for index, settings_pool in enumerate(settings.gpu_pools) if settings_pool.name == pool)
+    return Source(f"gpuPools[{index}].name", pool, via)
+
+
+def _register_team(registry: NameRegistry, settings: Settings, key: str, team: Team) -> None:
+    name = Source(f"{key}.name", team.name)
+    # Without an explicit namespace the team's name is used (config.teams), so that is the key to blame.
+    namespace = name if team.namespace == team.name else Source(f"{key}.namespace", team.namespace)
+    registry.claim("Namespace", team.namespace, namespace)
+    registry.claim("Azure managed identity", team.names.identity, name)
+    registry.claim("blob container", team.names.blob_container, namespace)
+    for queue in team.queues:
+        if queue.pool is not None:
+            pool = _pool_source(settings, queue.pool)
+            via = f"with {pool.describe()} (the team's queue of that topology-aware pool)"
+            registry.claim("ClusterQueue", queue.cluster_queue, Source(name.key, name.value, via))
+            registry.claim(f"LocalQueue in namespace {team.namespace}", queue.local_queue, pool)
+        else:
+            via = "" if queue.is_default else f"(its {queue.local_queue} queue)"
+            registry.claim("ClusterQueue", queue.cluster_queue, Source(name.key, name.value, via))
+            registry.claim(f"LocalQueue in namespace {team.namespace}", queue.local_queue, PLATFORM)
+    # The scraping component names its PodMonitor resources after the team and the monitor; Pulumi refuses two
+    # resources of one type and name (a duplicate URN) only at preview.
+    registry.claim("Pulumi PodMonitor resource", monitor_resource_name(team.name), name)
+    if team.serves:
+        for monitor in team.names.serving_monitors:
+            source = Source(name.key, name.value, f"(its PodMonitor {monitor})")
+            registry.claim("Pulumi PodMonitor resource", monitor_resource_name(team.name, monitor), source)
+
+
+def monitor_resource_name(team: str, monitor: str | None = None) -> str:
+    """The Pulumi name (below the scraping component's) of a team's training PodMonitor, or of one of its serving
+    PodMonitors."""
+    return f"{team}-podmonitor" if monitor is None else f"{team}-{monitor}-podmonitor"
