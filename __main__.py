@@ -1,9 +1,8 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
-Reads like the architecture: the platform model (validated settings and every fact derived from them) -> cluster ->
-monitoring -> GPU node pools -> GPU software -> RDMA -> training -> shared storage -> team workspaces and their
-admission guardrails -> queues -> serving -> scraping -> exports. Azure resources go where `cluster.azure` says,
-Kubernetes ones through `cluster.provider`.
+The platform model (validated settings and every fact derived from them) -> cluster -> monitoring -> GPU node pools
+-> GPU software -> RDMA -> training -> shared storage -> team workspaces and their guardrails -> queues -> serving
+-> scraping -> exports. Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`.
 """
 
 import pulumi
@@ -15,17 +14,16 @@ from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
 from components.queueing import Queueing, QueueingArgs
-from components.serving import KServe, KServeArgs, TeamServing, TeamServingArgs
+from components.serving import serve_models
 from components.storage import SharedStorage, SharedStorageArgs
-from components.teams import TeamWorkspace, TeamWorkspaceArgs
-from components.training import KubeflowTrainer, KubeflowTrainerArgs, TrainingOperator, TrainingOperatorArgs
+from components.teams import team_workspaces
+from components.training import training_controllers
 from components.workloads.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
 
 # Validation and derivation happen here, before any resource exists: a bad value stops the program with one error
 # naming its key.
 platform = load_platform()
-settings = platform.settings
-for warning in settings.warnings:
+for warning in platform.settings.warnings:
     pulumi.log.warn(warning)
 
 cluster = AksCluster("platform", AksClusterArgs(platform=platform))
@@ -40,39 +38,21 @@ monitoring = ManagedPrometheus(
     ),
 )
 # One agent-pool operation at a time: the pools follow the cluster's other writes and each other.
-pools = gpu_pools_in_sequence(
-    platform,
-    cluster_name=cluster.cluster_name,
-    azure=azure,
-    after=[*cluster.cluster_writes, *monitoring.cluster_writes],
-)
+after_cluster_writes = [*cluster.cluster_writes, *monitoring.cluster_writes]
+pools = gpu_pools_in_sequence(platform, cluster_name=cluster.cluster_name, azure=azure, after=after_cluster_writes)
 gpu = GpuSoftware("gpu-software", GpuSoftwareArgs(platform=platform, provider=k8s))
 if platform.infiniband:
     NetworkOperator("network-operator", NetworkOperatorArgs(platform=platform, gpu_stack=gpu.release, provider=k8s))
-# Kubeflow Trainer v2 always, the Training Operator v1 where the stack still runs v1 jobs; Kueue waits for both.
-trainer = KubeflowTrainer("kubeflow-trainer", KubeflowTrainerArgs(platform=platform, provider=k8s))
-training_installs: list[pulumi.Resource] = [trainer.install]
-if settings.training_operator_v1:
-    training_installs.append(TrainingOperator("training-operator", TrainingOperatorArgs(provider=k8s)).install)
-storage = SharedStorage(
-    "shared-storage",
-    SharedStorageArgs(platform=platform, azure=azure, provider=k8s),
+training = training_controllers(platform, k8s)
+storage = SharedStorage("shared-storage", SharedStorageArgs(platform=platform, azure=azure, provider=k8s))
+teams = team_workspaces(
+    platform,
+    azure=azure,
+    oidc_issuer_url=cluster.oidc_issuer_url,
+    storage_account_name=storage.account_name,
+    storage_classes=storage.classes,
+    provider=k8s,
 )
-teams = {
-    team.name: TeamWorkspace(
-        team.name,
-        TeamWorkspaceArgs(
-            team=team,
-            platform=platform,
-            azure=azure,
-            oidc_issuer_url=cluster.oidc_issuer_url,
-            storage_account_name=storage.account_name,
-            storage_classes=storage.classes,
-            provider=k8s,
-        ),
-    )
-    for team in platform.teams
-}
 namespaces = {name: workspace.namespace for name, workspace in teams.items()}
 # The API server itself refuses team workloads that waste or bypass GPUs, or run unpinned images.
 AdmissionGuardrails(
@@ -81,25 +61,10 @@ AdmissionGuardrails(
 )
 queueing = Queueing(
     "queueing",
-    QueueingArgs(platform=platform, team_namespaces=namespaces, training_installs=training_installs, provider=k8s),
+    QueueingArgs(platform=platform, team_namespaces=namespaces, training_installs=training, provider=k8s),
 )
 # KServe in Standard mode behind the inference gateway, for the teams with quota on inference pools.
-if settings.serving.enabled:
-    kserve = KServe("kserve", KServeArgs(serving=settings.serving, provider=k8s))
-    for team in platform.serving_teams:
-        workspace = teams[team.name]
-        TeamServing(
-            f"{team.name}-serving",
-            TeamServingArgs(
-                team=team,
-                serving=settings.serving,
-                client_id=workspace.client_id,
-                tenant_id=workspace.tenant_id,
-                namespace=workspace.namespace,
-                kserve=kserve,
-                provider=k8s,
-            ),
-        )
+serve_models(platform, identities=teams, provider=k8s)
 Scraping(
     "scraping",
     ScrapingArgs(
@@ -112,7 +77,7 @@ pulumi.export("resourceGroupName", azure.resource_group_name)
 pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
 pulumi.export("registryLoginServer", cluster.registry_login_server)
 pulumi.export("nodePools", [pool.facts.summary() for pool in pools])
-pulumi.export("gpuSoftware", settings.gpu_software)
+pulumi.export("gpuSoftware", platform.settings.gpu_software)
 pulumi.export("teams", [workspace.summary for workspace in teams.values()])
 pulumi.export("storageAccount", storage.account_name)
 pulumi.export("azureMonitorWorkspaceId", monitoring.workspace_id)

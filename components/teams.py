@@ -332,3 +332,30 @@ class TeamWorkspace(PlatformComponent):
             opts=self.child(),
         )
         return identity
+
+
+def team_workspaces(
+    platform: Platform,
+    *,
+    azure: AzureContext,
+    oidc_issuer_url: pulumi.Input[str],
+    storage_account_name: pulumi.Input[str],
+    storage_classes: Sequence[pulumi.Resource],
+    provider: pulumi.ProviderResource,
+) -> dict[str, TeamWorkspace]:
+    """One TeamWorkspace per team of the stack (named after the team), by team name."""
+    return {
+        team.name: TeamWorkspace(
+            team.name,
+            TeamWorkspaceArgs(
+                team=team,
+                platform=platform,
+                azure=azure,
+                oidc_issuer_url=oidc_issuer_url,
+                storage_account_name=storage_account_name,
+                storage_classes=storage_classes,
+                provider=provider,
+            ),
+        )
+        for team in platform.teams
+    }

@@ -261,3 +261,14 @@ class TrainingOperator(PlatformComponent):
             opts=self.child(provider=args.provider, transforms=[transform]),
         )
         self.register_outputs({})
+
+
+def training_controllers(platform: Platform, provider: pulumi.ProviderResource) -> list[pulumi.Resource]:
+    """Kubeflow Trainer v2 always, the Training Operator v1 where the stack still runs v1 jobs
+    (`trainingOperatorV1`): their installs, which Kueue's waits for (its integrations need their CRDs)."""
+    installs: list[pulumi.Resource] = [
+        KubeflowTrainer("kubeflow-trainer", KubeflowTrainerArgs(platform=platform, provider=provider)).install
+    ]
+    if platform.settings.training_operator_v1:
+        installs.append(TrainingOperator("training-operator", TrainingOperatorArgs(provider=provider)).install)
+    return installs

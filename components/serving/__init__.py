@@ -26,6 +26,6 @@ Every pod of the serving stack runs on the System pool (components.serving.chart
 network path from the gateway (components.serving.runtimes).
 """
 
-from components.serving.component import KServe, KServeArgs, TeamServing, TeamServingArgs
+from components.serving.component import KServe, KServeArgs, TeamServing, TeamServingArgs, serve_models
 
-__all__ = ["KServe", "KServeArgs", "TeamServing", "TeamServingArgs"]
+__all__ = ["KServe", "KServeArgs", "TeamServing", "TeamServingArgs", "serve_models"]

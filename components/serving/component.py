@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -12,6 +14,7 @@ from components.base.kubernetes import apply_manifest, helm_release, namespace_m
 from components.config.serving import ServingSettings
 from components.core.naming import CERT_MANAGER_NAMESPACE, GATEWAY_NAMESPACE, KSERVE_NAMESPACE
 from components.core.versions import CERT_MANAGER, ENVOY_GATEWAY, KSERVE, KSERVE_CRD
+from components.model.platform import Platform
 from components.model.teams import Team
 from components.serving.charts import cert_manager_values, envoy_gateway_values, kserve_values
 from components.serving.gateway import envoy_proxy, gateway, gateway_class
@@ -119,3 +122,38 @@ class TeamServing(PlatformComponent):
         for runtime in serving_runtimes(team, args.serving):
             apply_manifest(f"{name}-runtime-{runtime['metadata']['name']}", runtime, with_crds)
         self.register_outputs({})
+
+
+class TeamIdentity(Protocol):
+    """What a team's serving needs of its workspace (components.teams.TeamWorkspace has it): the identity's ids and
+    the namespace."""
+
+    client_id: pulumi.Output[str]
+    tenant_id: pulumi.Output[str]
+    namespace: pulumi.Resource
+
+
+def serve_models(
+    platform: Platform, *, identities: Mapping[str, TeamIdentity], provider: pulumi.ProviderResource
+) -> KServe | None:
+    """Where serving is on: KServe with its gateway for the stack (`kserve`), and each serving team's runtimes,
+    model storage identity and network path (`<team>-serving`); `identities` by team name."""
+    serving = platform.settings.serving
+    if not serving.enabled:
+        return None
+    kserve = KServe("kserve", KServeArgs(serving=serving, provider=provider))
+    for team in platform.serving_teams:
+        identity = identities[team.name]
+        TeamServing(
+            f"{team.name}-serving",
+            TeamServingArgs(
+                team=team,
+                serving=serving,
+                client_id=identity.client_id,
+                tenant_id=identity.tenant_id,
+                namespace=identity.namespace,
+                kserve=kserve,
+                provider=provider,
+            ),
+        )
+    return kserve

@@ -21,8 +21,10 @@ from components.cluster.builders import (
 )
 from components.config.settings import Settings
 from components.core.naming import Names
-from offline.engine import CapturedResource, ProgramRun, load_stack_config, stack_files
-from offline.fake_azure import AKS_AAD_SERVER_ID, DEPLOYER_OBJECT_ID, KUBELET_OBJECT_ID, SUBSCRIPTION_ID
+from components.model.platform import build_platform
+from offline.harness.engine import CapturedResource, ProgramRun
+from offline.harness.fake_azure import AKS_AAD_SERVER_ID, DEPLOYER_OBJECT_ID, KUBELET_OBJECT_ID, SUBSCRIPTION_ID
+from offline.stacks import load_stack_config, stack_files
 from tests.support.config import settings_for
 from tests.support.engine import registered_inputs, run_component
 
@@ -35,8 +37,8 @@ def stack_settings(stack: str) -> Settings:
 
 
 def register_cluster(stack: str) -> ProgramRun:
-    settings = stack_settings(stack)
-    return run_component(lambda: AksCluster("platform", AksClusterArgs(settings=settings)), load_stack_config(stack))
+    platform = build_platform(stack_settings(stack))
+    return run_component(lambda: AksCluster("platform", AksClusterArgs(platform=platform)), load_stack_config(stack))
 
 
 @pytest.fixture(scope="module")

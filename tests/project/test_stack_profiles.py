@@ -6,7 +6,8 @@ creates from these files is tested per stack in tests/program/.
 
 from __future__ import annotations
 
-from offline.engine import load_stack_config
+from components.model.platform import build_platform
+from offline.stacks import load_stack_config
 from tests.support.config import settings_for
 
 
@@ -34,7 +35,7 @@ def test_prod_has_training_distributed_and_mig_pools_from_zero_but_a_warm_mig_no
     pools = {pool.name: pool for pool in settings.gpu_pools}
     # Whole-GPU training pools scale from zero; a MIG pool keeps one node (the AKS autoscaler cannot scale it from
     # zero); an inference pool keeps one node per serving team's warm replica (two teams, one A100 per node).
-    warm_serving = settings.serving.warm_replicas * len(settings.serving_teams)
+    warm_serving = settings.serving.warm_replicas * len(build_platform(settings).serving_teams)
     assert {name: pool.min_count for name, pool in pools.items()} == {
         name: warm_serving if pool.workload == "inference" else (1 if pool.mig_profile else 0)
         for name, pool in pools.items()

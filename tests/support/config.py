@@ -6,7 +6,8 @@ Two starting points, so each test changes only what it is about:
   (one `gpu_pool()`, one `team()`). `dev_raw()` and `prod_raw()` hand them over as the engine does (strings,
   objects as JSON), and `load_error()` checks the `ConfigError` a bad value raises. Pure tests start here.
 - The project's stack files: `settings_for(load_stack_config(stack), **overrides)` validates a
-  `Pulumi.<stack>.yaml` with some keys replaced, for tests about what a real stack builds.
+  `Pulumi.<stack>.yaml` with some keys replaced, for tests about what a real stack builds; `platform_for` builds
+  the platform model (components.model) of the same, and `platform_of(raw)` of a raw config.
 
 Every builder takes overrides named like the config keys (`maxCount=4`); an override of None deletes the key.
 The capacities the tests count on: `gpu_pool()` offers 2 `nvidia.com/gpu` at max scale (2 nodes x one T4),
@@ -24,7 +25,8 @@ from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.config.settings import Settings
 from components.core.scheduling import INFERENCE_WORKLOAD
-from offline.engine import namespaced, stack_settings_raw
+from components.model.platform import Platform, build_platform
+from offline.stacks import namespaced, stack_settings_raw
 
 __all__ = [
     "A100",
@@ -38,6 +40,8 @@ __all__ = [
     "load_error",
     "maintenance_window",
     "mig_pool",
+    "platform_for",
+    "platform_of",
     "prod_raw",
     "quota_raw",
     "settings_for",
@@ -178,3 +182,13 @@ def settings_for(config: Mapping[str, Any], **overrides: Any) -> Settings:
     """Validated settings for a stack config dict (as in Pulumi.<stack>.yaml), with some keys replaced (see
     `_teams_follow_pools`)."""
     return load_settings(engine_raw(_merged(namespaced(config), namespaced(_teams_follow_pools(overrides)))))
+
+
+def platform_for(config: Mapping[str, Any], **overrides: Any) -> Platform:
+    """The platform model of a stack config dict with some keys replaced (as `settings_for`)."""
+    return build_platform(settings_for(config, **overrides))
+
+
+def platform_of(raw: Mapping[str, str]) -> Platform:
+    """The platform model of a raw config as the engine hands it over (`dev_raw()`, `prod_raw()`)."""
+    return build_platform(load_settings(raw))

@@ -7,20 +7,37 @@ import pulumi
 import pytest
 import yaml
 
+from components.base.stack import StackConfigError, load_platform
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
-from offline.engine import StackFileLoader, load_stack_config, stack_settings_raw
+from offline.stacks import StackFileLoader, load_stack_config, stack_settings_raw
 from tests.support.config import dev_raw, load_error, prod_raw
 
 
-def test_the_configuration_error_is_a_run_error_and_a_value_error() -> None:
-    # The Python language host prints only the message of a pulumi.RunError, a traceback for anything else
-    # (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec).
+def test_the_settings_layer_raises_a_plain_value_error_naming_the_key() -> None:
+    # No Pulumi type: the settings layer (and the workload checker on top of it) runs without the Pulumi SDK.
     error = load_error(dev_raw(clusterTier="Gold"), "clusterTier")
-    assert isinstance(error, pulumi.RunError)
-    assert isinstance(error, ValueError)
+    assert type(error) is ConfigError
+    assert isinstance(error, ValueError) and not isinstance(error, pulumi.RunError)
     assert str(error).startswith("aks-mlops:clusterTier: 'Gold' is not allowed")
     assert "\n" not in str(error)
+
+
+def test_the_program_raises_it_as_a_run_error_from_the_engines_config() -> None:
+    """The Python language host prints only the message of a pulumi.RunError, a traceback for anything else
+    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec): the program's first step re-raises the settings
+    layer's error as one, with the same key path, value and message, from the config the engine handed over."""
+    raw = {**stack_settings_raw(load_stack_config("dev")), "clusterTier": "Gold"}
+    pulumi.runtime.set_all_config({f"aks-mlops:{key}": value for key, value in raw.items()})
+    try:
+        with pytest.raises(StackConfigError) as excinfo:
+            load_platform()
+    finally:
+        pulumi.runtime.set_all_config({})
+    error = excinfo.value
+    assert isinstance(error, pulumi.RunError) and isinstance(error, ConfigError)
+    assert (error.path, error.value) == ("clusterTier", "Gold")
+    assert str(error) == str(load_error(raw, "clusterTier"))
 
 
 @pytest.mark.parametrize(

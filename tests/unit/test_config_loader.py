@@ -20,7 +20,8 @@ from components.config.loader import load_settings
 from components.config.pools import SystemPoolSettings
 from components.config.serving import ServingSettings
 from components.config.settings import Settings
-from offline.engine import load_stack_config
+from components.model.platform import build_platform
+from offline.stacks import load_stack_config
 from tests.support.config import A100, T4, dev_raw, engine_raw, gpu_pool, load_error, prod_raw
 
 # --- the vocabulary's minimal configs -------------------------------------------------------------
@@ -57,7 +58,7 @@ def test_dev_stack_values() -> None:
     assert settings.location == "westeurope"
     assert settings.authorized_ip_ranges == ("203.0.113.0/24",)
     assert settings.private_cluster is False
-    assert settings.protect_stateful is False
+    assert build_platform(settings).protect_stateful is False
     assert settings.system_pool == SystemPoolSettings("system", "Standard_D4ds_v5", 2, 3, 110, 128)
     assert settings.tags == {"cost-center": "ml-platform-dev"}
     assert settings.warnings == ()
@@ -77,13 +78,13 @@ def test_dev_stack_values() -> None:
         gateway_replicas=1,
         images={"vllm": "vllm/vllm-openai:v0.33.0", "triton": "nvcr.io/nvidia/tritonserver:26.07-py3"},
     )
-    assert [team.name for team in settings.serving_teams] == ["team-a"]
+    assert [team.name for team in build_platform(settings).serving_teams] == ["team-a"]
 
 
 def test_prod_stack_values() -> None:
     settings = load_settings(engine_raw(load_stack_config("prod")))
     assert settings.environment == "prod"
-    assert settings.protect_stateful is True
+    assert build_platform(settings).protect_stateful is True
     assert settings.private_cluster is True
     assert settings.availability_zones == ("1", "2", "3")
     assert settings.upgrade_channel == "stable"
@@ -121,7 +122,7 @@ def test_prod_stack_values() -> None:
         "triton": "acrmlopsprod000000.azurecr.io/mirror/nvidia/tritonserver@sha256:"
         "7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d",
     }
-    assert [team.name for team in settings.serving_teams] == ["team-a", "team-b"]
+    assert [team.name for team in build_platform(settings).serving_teams] == ["team-a", "team-b"]
 
 
 # --- invalid configuration any reader may meet: exact key paths -----------------------------------

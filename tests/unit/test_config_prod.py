@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from components.config.loader import load_settings
-from tests.support.config import dev_raw, load_error, prod_raw
+from tests.support.config import dev_raw, load_error, platform_of, prod_raw
 
 PROD_RULE_CASES = [
     pytest.param(prod_raw(availabilityZones=[]), "availabilityZones", "is empty", id="prod-no-zones"),
@@ -51,6 +51,7 @@ def test_one_system_node_is_accepted_in_dev() -> None:
     ],
 )
 def test_protect_stateful_only_in_prod(config: dict[str, str], protected: bool) -> None:
-    settings = load_settings(config)
-    assert settings.protect_stateful is protected
-    assert settings.is_prod is protected
+    platform = platform_of(config)
+    assert platform.protect_stateful is protected
+    assert platform.spot_opt_in is protected
+    assert platform.settings.is_prod is protected

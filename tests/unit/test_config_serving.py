@@ -10,6 +10,7 @@ import pytest
 from components.config.loader import load_settings
 from components.config.serving import ServingSettings
 from components.core.serving import canary_replicas
+from components.model.platform import build_platform
 from tests.support.config import dev_raw, gpu_pool, load_error, prod_raw, team
 
 DIGEST = "sha256:" + "ab" * 32
@@ -42,7 +43,7 @@ def test_defaults_leave_serving_off() -> None:
         gateway_replicas=1,
         images={"vllm": "vllm/vllm-openai:v0.33.0", "triton": "nvcr.io/nvidia/tritonserver:26.07-py3"},
     )
-    assert settings.serving_teams == ()
+    assert build_platform(settings).serving_teams == ()
 
 
 def test_an_enabled_section_names_the_serving_teams_and_pools() -> None:
@@ -52,9 +53,12 @@ def test_an_enabled_section_names_the_serving_teams_and_pools() -> None:
             teams=[team(gpuQuota={"t4": 2, "serve": 3}), team(name="team-b", gpuQuota={"t4": 1})],
         )
     )
-    assert settings.inference_pools == ("serve",)
+    platform = build_platform(settings)
+    assert [pool.name for pool in platform.serving_pools] == ["serve"]
     # team-b holds no quota on the inference pool: it does not serve.
-    assert [t.name for t in settings.serving_teams] == ["team-a"]
+    assert [t.name for t in platform.serving_teams] == ["team-a"]
+    assert platform.team("team-a").serving_pool is platform.flavors["serve"]
+    assert platform.team("team-b").serving_pool is None
     assert (settings.serving.canary_traffic_percent, settings.serving.domain) == (10, "models.example.com")
 
 
