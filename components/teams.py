@@ -218,8 +218,9 @@ class TeamWorkspaceArgs:
     team: Team
     # Every team of the stack: the namespace quota covers what the team may borrow from them. Prod
     # (`platform.protect_stateful`): the team's data outlives config edits. Removing the team from the config then
-    # stops at its protected namespace, claims and container (docs/operating.md, "Removing a team"), and even after a
-    # deliberate `pulumi state unprotect` the namespace and claims are only dropped from the state, never deleted.
+    # stops at its protected namespace, claims and container, and even after a deliberate `pulumi state unprotect`
+    # the namespace and claims are only dropped from the state, never deleted
+    # (docs/operating.md, "Removing a team (and its data), deliberately").
     platform: Platform
     azure: AzureContext
     oidc_issuer_url: pulumi.Input[str]

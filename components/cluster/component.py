@@ -193,7 +193,7 @@ class AksCluster(PlatformComponent):
     def _defender_for_containers(self, name: str, subscription_id: pulumi.Input[str]) -> None:
         """The subscription's Defender for Containers plan (registry scanning, runtime sensor, gated deployment)."""
         # Subscription-wide, and kept when the stack goes: destroying one stack must not switch the protection
-        # of every other workload of the subscription off (README, "Image scanning").
+        # of every other workload of the subscription off (docs/operating.md, "Image scanning").
         security.Pricing(
             f"{name}-defender-for-containers",
             **defender_plan_args(subscription_id),

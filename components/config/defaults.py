@@ -2,7 +2,7 @@
 
 `TOP_LEVEL_KEYS` lists the project's config keys with their Pulumi.yaml type and default; the
 mappings below hold the defaults of the fields inside object-valued keys. Readers take their
-defaults from here and nowhere else, and tests keep `Pulumi.yaml` and the README's configuration
+defaults from here and nowhere else, and tests keep `Pulumi.yaml` and docs/configuration.md
 reference in step with this module.
 """
 
@@ -118,7 +118,7 @@ KUEUE: MappingProxyType[str, Any] = MappingProxyType(
         "backoffBaseSeconds": 60,
         "backoffMaxSeconds": 3600,
         # Admit a gang only once the cluster autoscaler has provisioned its nodes (Kueue's ProvisioningRequest
-        # admission check): off by default, components.queueing and README say what AKS supports.
+        # admission check): off by default, components.queueing and docs/operating.md say what AKS supports.
         "provisioningRequests": False,
     }
 )
@@ -177,7 +177,7 @@ SERVING: MappingProxyType[str, Any] = MappingProxyType(
 # their own.
 SERVING_IMAGES: MappingProxyType[str, Any] = MappingProxyType({"vllm": VLLM_IMAGE, "triton": TRITON_IMAGE})
 
-# Object-valued keys whose fields have defaults, for the README check.
+# Object-valued keys whose fields have defaults, for the check of docs/configuration.md.
 NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
     {
         "systemPool": SYSTEM_POOL,

@@ -124,7 +124,7 @@ def _refuse_unknown_keys(raw: Mapping[str, str]) -> None:
             raise ConfigError(
                 key,
                 raw[key],
-                f"is not a setting of this project{did_you_mean(key, known)}; see README.md, Configuration",
+                f"is not a setting of this project{did_you_mean(key, known)}; see docs/configuration.md",
             )
 
 

@@ -11,7 +11,8 @@ from components.core.images import image_problem
 
 @dataclass(frozen=True)
 class WorkloadSettings:
-    # The training image the reference workloads run (it carries trainer/train.py, README "Reference workloads").
+    # The training image the reference workloads run; it carries trainer/train.py
+    # (docs/team-guide.md, "Reference workloads").
     image: str
     # Team images must be pinned by digest, not only by tag (prod): a tag can be moved to other content.
     require_image_digests: bool

@@ -1,7 +1,7 @@
 """How the nodes of a pool sit in the network: the labels AKS puts on them, the topology levels they form, and the
 RDMA resource of InfiniBand pools.
 
-Sources, checked for this module (README, "Multi-node training: topology and InfiniBand"):
+Sources, checked for this module (docs/team-guide.md, "Multi-node training: topology and InfiniBand"):
 
 * Node labels: Microsoft Learn, "Use labels in an AKS cluster", table "Reserved system labels"
   (https://learn.microsoft.com/azure/aks/use-labels; MicrosoftDocs/azure-aks-docs articles/aks/use-labels.md). The

@@ -8,9 +8,9 @@ Sources: the managed Prometheus minimal ingestion profile keep lists of its defa
 (Azure/prometheus-collector, otelcollector/shared/configmap/mp/tomlparser-default-targets-metrics-keep-list.go,
 `kubestateRegex_minimal_mac`, checked for every kube-state-metrics name below in July 2026); the DCGM exporter's default
 counters (NVIDIA/dcgm-exporter etc/default-counters.csv, also in the GPU Operator's DCP list);
-Kueue's metrics reference (kueue.sigs.k8s.io/docs/reference/metrics); the platform's own
-training-job convention (README, "Training metrics"); the model servers of the serving runtimes at their pinned
-versions (vLLM 0.33.0, Triton 2.71.0), cited where their sources are defined.
+Kueue's metrics reference (kueue.sigs.k8s.io/docs/reference/metrics); the platform's own training-job convention
+(docs/team-guide.md, "Training metrics"); the model servers of the serving runtimes at their pinned versions
+(vLLM 0.33.0, Triton 2.71.0), cited where their sources are defined.
 """
 
 from __future__ import annotations
@@ -87,9 +87,9 @@ KUEUE = MetricSource(
 METRICS_PORT = "metrics"
 # The managed Prometheus scraper of custom targets (the ama-metrics ReplicaSet in kube-system).
 AMA_METRICS_PODS = {"rsName": "ama-metrics"}
-# The platform's convention for training jobs (README, "Training metrics"), on a container port named `metrics`:
-# counters of samples, optimizer steps and seconds spent waiting for input data; the step time as a gauge (the
-# last step) or a histogram; the duration of the last checkpoint write and the Unix time it completed.
+# The platform's convention for training jobs (docs/team-guide.md, "Training metrics"), on a container port named
+# `metrics`: counters of samples, optimizer steps and seconds spent waiting for input data; the step time as a gauge
+# (the last step) or a histogram; the duration of the last checkpoint write and the Unix time it completed.
 TRAINING_SAMPLES = "ml_training_samples_total"
 TRAINING_STEPS = "ml_training_steps_total"
 TRAINING_DATA_WAIT = "ml_training_data_wait_seconds_total"

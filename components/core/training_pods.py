@@ -8,7 +8,7 @@ cannot disagree on where the data is or how NCCL talks.
 
 from __future__ import annotations
 
-# Where the team's claims and the shared memory are mounted (README, "Using the platform").
+# Where the team's claims and the shared memory are mounted (docs/team-guide.md, "What your team gets").
 DATASETS_MOUNT = "/data"
 CHECKPOINTS_MOUNT = "/checkpoints"
 SHM_MOUNT = "/dev/shm"

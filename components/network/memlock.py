@@ -22,7 +22,7 @@ theirs, every container started afterwards inherits `unlimited`, non-root ones i
 `/proc/<pid>/limits`, and only then label the node `aks-mlops/rdma-memlock=unlimited`. The NicClusterPolicy requires
 that label (components.network.operator), so the RDMA device plugin, and with it the `rdma/shared_ib` resource every
 InfiniBand pod asks for, exists only on nodes whose limit is lifted: no RDMA pod can start before it. The one gap
-(README, "Locked memory"): a node re-imaged in place whose Node object, label included, survives.
+(docs/team-guide.md, "Locked memory"): a node re-imaged in place whose Node object, label included, survives.
 """
 
 from __future__ import annotations

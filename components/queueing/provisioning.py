@@ -20,7 +20,7 @@ No feature gate is set: the controller (`ProvisioningACC`) is GA since v0.14 and
 unknown gate. The controller starts only if the ProvisioningRequest API is served when Kueue starts
 (`ServerSupportsProvisioningRequest` in cmd/kueue/main.go); otherwise the AdmissionCheck never becomes active, and
 a ClusterQueue naming an inactive check admits nothing at all (pkg/cache/scheduler/clusterqueue.go). That is why
-the setting is off by default and README ("Capacity-aware admission") says what to verify on AKS first.
+the setting is off by default and docs/operating.md ("Capacity-aware admission") says what to verify on AKS first.
 """
 
 from __future__ import annotations

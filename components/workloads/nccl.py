@@ -6,7 +6,7 @@ per node with all of the node's GPUs and the pool's RDMA resource, queued like a
 or neither). Each pod starts `torchrun` with one process per GPU; the processes all-reduce float32 buffers from
 1 MiB to 8 GiB with NCCL and rank 0 prints, per size, the algorithm bandwidth and the bus bandwidth as nccl-tests
 defines it (busbw = algbw x 2(n-1)/n, NVIDIA/nccl-tests doc/PERFORMANCE.md), so the numbers compare with
-`all_reduce_perf` results. README ("Multi-node training: topology and InfiniBand") says what to expect.
+`all_reduce_perf` results. docs/team-guide.md ("Multi-node training: topology and InfiniBand") says what to expect.
 
 Why not `all_reduce_perf` itself: across nodes nccl-tests runs only under MPI ("NCCL tests rely on MPI to work on
 multiple processes, hence multiple nodes", nccl-tests README), and every Kubernetes recipe for it, Azure's included

@@ -2,7 +2,7 @@
 
 Reads every YAML file given (directories: every `*.yaml`/`*.yml` below them; multi-document files too), turns each
 Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod and KServe InferenceService into its pod templates and gang
-(`offline.checker.normalize`), and checks them against the stack's validated settings (`offline.checker.rules`):
+(`offline.checker.normalize`), and checks them against the stack's platform model (`offline.checker.rules`):
 team namespace, LocalQueue, GPU resources and quota, placement, priorities, pinned images, /dev/shm,
 podFailurePolicy, checkpoints on spot pools, grace period; for InferenceServices also inference pools only, the
 serving priority and KServe's canary contract. HTTPRoutes are read too (they are no workload): across all documents
@@ -36,7 +36,6 @@ from offline.stacks import (
     stack_settings_raw,
 )
 
-# The subcommand word: `python -m offline check ...`. No stack may take this name.
 YAML_SUFFIXES = (".yaml", ".yml")
 
 

@@ -171,6 +171,7 @@ def check_installed(scope: Scope) -> Iterator[Problem]:
             "kind",
             f"{workload.kind} is run by the Kubeflow Training Operator v1, which this stack does not install: the "
             "object would be refused (no such CRD) and never run",
-            "write a TrainJob on the torch-distributed ClusterTrainingRuntime instead (README, Kubeflow Trainer v2), "
+            "write a TrainJob on the torch-distributed ClusterTrainingRuntime instead "
+            '(docs/team-guide.md, "Kubeflow Trainer v2"), '
             "or set trainingOperatorV1: true on the stack",
         )

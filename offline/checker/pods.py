@@ -377,7 +377,7 @@ def check_rdma(scope: Scope, role: Role) -> Iterator[Problem]:
                     f"{listed(infiniband)} does not ask for {listed(missing)}: the pod gets no InfiniBand HCA and "
                     "NCCL falls back to TCP over the pod network",
                     f"add {missing[0]}: 1 to its requests and limits (not scarce: every pod of the node shares the "
-                    'HCAs), and set NCCL_IB_HCA (README, "Multi-node training: topology and InfiniBand")',
+                    'HCAs), and set NCCL_IB_HCA (docs/team-guide.md, "Multi-node training: topology and InfiniBand")',
                 )
     elsewhere = sorted(name for name, facts in pools.items() if not facts.infiniband)
     asked = sorted({name for _, c, _ in containers(role.spec) for name in _rdma_requests(c)})

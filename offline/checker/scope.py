@@ -35,7 +35,7 @@ class Problem:
     fix: str
 
 
-# The priority classes the platform installs (components.queueing.priorities).
+# The priority classes the platform installs (components.core.scheduling).
 PRIORITY_NAMES = tuple(priority.name for priority in PRIORITIES)
 
 

@@ -90,17 +90,27 @@ def _unwrap_secrets(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
+class DuplicateUrnError(Exception):
+    """Two registrations of one type, name and parent: what the Pulumi engine refuses at preview."""
+
+
 class CapturingMonitor(mocks.MockMonitor):
     """The SDK's mock monitor, also recording each registration's options and the stack outputs."""
 
     def __init__(self, fake: pulumi.runtime.Mocks) -> None:
         super().__init__(fake)
         self.captured: list[CapturedResource] = []
+        self.duplicate_urns: list[str] = []
         self.stack_outputs: dict[str, Any] = {}
         self.secret_outputs: frozenset[str] = frozenset()
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
+        # The real engine refuses a second resource with the same type, name and parent at preview ("Duplicate
+        # resource URN"); the SDK's mock monitor hands out the same URN again. Recording it here lets every program
+        # run of the tests and the offline plan fail as `pulumi preview` would (`run_program`).
+        if any(captured.urn == response.urn for captured in self.captured):
+            self.duplicate_urns.append(response.urn)
         if request.type != STACK_TYPE:
             raw = rpc.deserialize_properties(request.object)
             inputs, secret_keys = {}, set()
@@ -162,6 +172,10 @@ def run_program(
     error: BaseException | None = None
     try:
         _sync_await(run_pulumi_func(run))
+        if monitor.duplicate_urns:
+            raise DuplicateUrnError(
+                f"Duplicate resource URN '{monitor.duplicate_urns[0]}'; try giving it a unique name"
+            )
     except Exception as failure:
         if raise_on_error:
             raise

@@ -1,24 +1,26 @@
-"""One table of defaults: `components/config/defaults.py`, and the README's configuration reference says the same.
+"""One table of defaults: `components/config/defaults.py`, and the configuration reference says the same.
 
-`Pulumi.yaml` is held to the key table by tests/project/test_project_files.py; this module holds the README to
-every default, top-level and nested, and the readers to the table (a default written inline in a reader would
-drift from the documentation unseen).
+`Pulumi.yaml` is held to the key table by tests/project/test_project_files.py; this module holds
+docs/configuration.md to every default, top-level and nested, and the readers to the table (a default written
+inline in a reader would drift from the documentation unseen).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.config import defaults
 from components.config.errors import MISSING
-from offline.engine import PROJECT_DIR
 
-README = (PROJECT_DIR / "README.md").read_text()
-# Where the README documents the fields of each object-valued key.
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+REFERENCE = (PROJECT_DIR / "docs" / "configuration.md").read_text()
+# Where the reference documents the fields of each object-valued key.
 SECTION_MARKERS = {
     "systemPool": "`systemPool` fields:",
     "gpuPools[]": "`gpuPools[]` fields:",
@@ -35,7 +37,7 @@ SECTION_MARKERS = {
 
 
 def rendered(value: Any) -> str:
-    """A default as the README writes it inside backticks."""
+    """A default as the reference writes it inside backticks."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
@@ -45,8 +47,8 @@ def rendered(value: Any) -> str:
 
 def section(marker: str) -> str:
     """The paragraph or table that starts at `marker` (a table may follow its heading after one blank line)."""
-    start = README.index(marker)
-    text = README[start:]
+    start = REFERENCE.index(marker)
+    text = REFERENCE[start:]
     head, _, rest = text.partition("\n\n")
     if rest.startswith("|"):
         table, _, _ = rest.partition("\n\n")
@@ -67,7 +69,7 @@ def documented_with(text: str, key: str, value: str, fields: list[str]) -> bool:
     return False
 
 
-def test_every_object_with_defaults_has_a_readme_section() -> None:
+def test_every_object_with_defaults_has_a_reference_section() -> None:
     assert set(SECTION_MARKERS) == set(defaults.NESTED)
 
 
@@ -75,25 +77,35 @@ def test_every_object_with_defaults_has_a_readme_section() -> None:
     ("owner", "key", "value"),
     [(owner, key, value) for owner, table in defaults.NESTED.items() for key, value in table.items()],
 )
-def test_readme_states_every_nested_default(owner: str, key: str, value: Any) -> None:
+def test_reference_states_every_nested_default(owner: str, key: str, value: Any) -> None:
     assert documented_with(section(SECTION_MARKERS[owner]), key, rendered(value), list(defaults.NESTED[owner])), (
-        f"README's {owner} section must give `{key}` the default `{rendered(value)}`"
+        f"docs/configuration.md's {owner} section must give `{key}` the default `{rendered(value)}`"
     )
+
+
+def top_level_table() -> str:
+    """The table of the `## Top-level keys` section (nested tables further down have rows of the same shape)."""
+    body = REFERENCE[REFERENCE.index("\n## Top-level keys\n") :].split("\n## ", 2)[1]
+    return "\n".join(line for line in body.splitlines() if line.startswith("|"))
 
 
 TOP_LEVEL_ROWS = {
     match.group("key"): match.group("default")
-    for match in re.finditer(r"^\| `(?P<key>\w+)` \|.*\| (?P<default>[^|]+) \|$", README, re.M)
+    for match in re.finditer(r"^\| `(?P<key>\w+)` \|.*\| (?P<default>[^|]+) \|$", top_level_table(), re.M)
 }
 
 
+def test_the_top_level_table_lists_exactly_the_settings_keys() -> None:
+    assert set(TOP_LEVEL_ROWS) == {spec.name for spec in defaults.TOP_LEVEL_KEYS}
+
+
 @pytest.mark.parametrize("spec", defaults.TOP_LEVEL_KEYS, ids=lambda spec: spec.name)
-def test_readme_states_every_top_level_default(spec: defaults.KeySpec) -> None:
+def test_reference_states_every_top_level_default(spec: defaults.KeySpec) -> None:
     cell = TOP_LEVEL_ROWS[spec.name].strip()
     if spec.default is MISSING:
         assert cell == "required"
     elif isinstance(spec.default, dict) and spec.default:
-        # The maintenance windows: the README summarises the day and start time.
+        # The maintenance windows: the reference summarises the day and start time.
         assert all(str(value) in cell for value in spec.default.values()), cell
     else:
         value = "{}" if spec.default == {} else rendered(spec.default)

@@ -1,6 +1,6 @@
-"""The README and the workflows agree on the GitHub environments.
+"""The operators' guide and the workflows agree on the GitHub environments.
 
-README.md's section "CI for the project's users" lists the environments in a table whose rows read
+docs/operating.md's section "CI for the project's users" lists the environments in a table whose rows read
 
     | `<environment>` | <who acts there> | <required reviewers: `required` or `none`> | ... |
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.workflows import ENTRY_WORKFLOWS, JOBS, STACKS, readme_section, table_rows
+from tests.support.workflows import ENTRY_WORKFLOWS, JOBS, STACKS, operating_guide_section, table_rows
 
 SECTION = "CI for the project's users"
 PROTECTED = frozenset({"prod"})
@@ -34,10 +34,10 @@ ENVIRONMENTS = sorted(used_environments())
 
 
 def reviewers_cell(environment: str) -> str:
-    rows = table_rows(readme_section(SECTION))
-    assert environment in rows, f"README, {SECTION}: no table row | `{environment}` | ... |"
+    rows = table_rows(operating_guide_section(SECTION))
+    assert environment in rows, f"docs/operating.md, {SECTION}: no table row | `{environment}` | ... |"
     cells = rows[environment]
-    assert len(cells) >= 2, f"README: the row of {environment} has no reviewers column: {cells}"
+    assert len(cells) >= 2, f"docs/operating.md: the row of {environment} has no reviewers column: {cells}"
     return cells[1].strip().strip("`*").strip().lower()
 
 
@@ -46,12 +46,12 @@ def test_the_workflows_use_the_deploy_and_preview_environments() -> None:
     assert set(ENVIRONMENTS) >= PROTECTED
 
 
-def test_the_readme_has_the_ci_section() -> None:
-    assert readme_section(SECTION).strip(), f"README.md has no section ## {SECTION}"
+def test_the_operating_guide_has_the_ci_section() -> None:
+    assert operating_guide_section(SECTION).strip(), f"docs/operating.md has no section ## {SECTION}"
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_the_readme_lists_the_environment_and_its_reviewers(environment: str) -> None:
+def test_the_operating_guide_lists_the_environment_and_its_reviewers(environment: str) -> None:
     expected = "required" if environment in PROTECTED else "none"
     found = reviewers_cell(environment)
-    assert found == expected, f"README: {environment} reviewers {found!r}, expected {expected!r}"
+    assert found == expected, f"docs/operating.md: {environment} reviewers {found!r}, expected {expected!r}"

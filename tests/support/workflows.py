@@ -30,14 +30,15 @@ from typing import Any
 
 import yaml
 
-from offline.engine import PROJECT_DIR
+from offline.stacks import PROJECT_DIR
 
 ROOT = PROJECT_DIR
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
 ACTION_DIR = ROOT / ".github" / "actions"
 WORKFLOW_FILES = sorted([*WORKFLOW_DIR.glob("*.yml"), *WORKFLOW_DIR.glob("*.yaml")])
 ACTION_FILES = sorted([*ACTION_DIR.glob("*/action.yml"), *ACTION_DIR.glob("*/action.yaml")])
-README = ROOT / "README.md"
+# The operators' guide documents the workflows (its section "CI for the project's users").
+OPERATING_GUIDE = ROOT / "docs" / "operating.md"
 
 # Stacks come from the repository, never from the tests: one per Pulumi.<stack>.yaml.
 STACKS = frozenset(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
@@ -529,12 +530,12 @@ def pulumi_runs(names: list[str] | None = None) -> list[PulumiRun]:
 PULUMI_RUNS = pulumi_runs()
 
 
-# --- README ----------------------------------------------------------------------------------------------
+# --- the operators' guide -------------------------------------------------------------------------------
 
 
-def readme_section(title: str) -> str:
-    """The text of the README's `## <title>` section, up to the next `## ` heading."""
-    text = README.read_text()
+def operating_guide_section(title: str) -> str:
+    """The text of docs/operating.md's `## <title>` section, up to the next `## ` heading."""
+    text = OPERATING_GUIDE.read_text()
     match = re.search(rf"^## {re.escape(title)}[ \t]*\n(?P<body>.*?)(?=^## |\Z)", text, re.M | re.S)
     return match.group("body") if match else ""
 
