@@ -18,12 +18,13 @@ import pytest
 import yaml
 
 from offline.__main__ import main
-from offline.engine import PROJECT_DIR, load_stack_config
+from offline.stacks import PROJECT_DIR, load_stack_config
 from tests.support.checker_serving import canary_route, inference_service
-from tests.support.config import settings_for
+from tests.support.config import platform_for
 from tests.support.manifests import DELETE, changed, deployment, job, pytorch_job
 
-DEV = settings_for(load_stack_config("dev"))
+DEV_PLATFORM = platform_for(load_stack_config("dev"))
+DEV = DEV_PLATFORM.settings
 CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "team-a"}}
 
 
@@ -100,7 +101,7 @@ def test_invalid_yaml_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture
 def serving_dir(tmp_path: Path) -> Path:
     """An InferenceService with a canary at 20 % and, in a file of its own, the HTTPRoute weighing it 80/20."""
     folder = tmp_path / "serving"
-    write(folder / "inferenceservice-canary.yaml", inference_service(DEV))
+    write(folder / "inferenceservice-canary.yaml", inference_service(DEV_PLATFORM))
     write(folder / "httproute-canary.yaml", canary_route())
     return folder
 
@@ -234,16 +235,17 @@ def test_the_real_command(good_dir: Path, bad_file: Path) -> None:
     assert "Traceback" not in result.stdout + result.stderr
 
 
-def test_the_readmes_hand_written_pytorchjob_passes_the_checker(
+def test_the_team_guides_hand_written_pytorchjob_passes_the_checker(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The team guide's example is what the platform accepts (checked against prod, whose pools it names)."""
-    readme = (PROJECT_DIR / "README.md").read_text()
-    section = readme[readme.index("### A PyTorchJob by hand") :]
+    """The team guide's hand-written PyTorchJob is what the platform accepts (checked against prod, whose pools it
+    names). tests/project/test_docs.py checks every example of the docs; this one stays here beside the checker."""
+    guide = (PROJECT_DIR / "docs" / "team-guide.md").read_text()
+    section = guide[guide.index("## A PyTorchJob by hand") :]
     example = section[
         section.index("```yaml\n") + len("```yaml\n") : section.index("```", section.index("```yaml") + 7)
     ]
     manifest = yaml.safe_load(example)
     assert manifest["kind"] == "PyTorchJob"
-    path = write(tmp_path / "readme.yaml", manifest)
+    path = write(tmp_path / "team-guide.yaml", manifest)
     assert main(["check", "prod", str(path)]) == 0, capsys.readouterr().out

@@ -1,6 +1,6 @@
 """Managed Prometheus, Container Insights, audit logs, alerts and Grafana, for the whole program of every stack.
 
-Ids are recomputed the way `offline/fake_azure.py` builds them
+Ids are recomputed the way `offline/harness/fake_azure.py` builds them
 (`/subscriptions/<id>/resourceGroups/<rg>/providers/<provider path>/<name>`) from the names the
 stack config implies, so a wire that points at the wrong resource fails even if it looks plausible.
 """
@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from offline.engine import ProgramRun, load_stack_config, run_stack
-from offline.fake_azure import IDENTITY_PRINCIPAL_ID, SUBSCRIPTION_ID
+from offline.harness.engine import ProgramRun, run_stack
+from offline.harness.fake_azure import IDENTITY_PRINCIPAL_ID, SUBSCRIPTION_ID
+from offline.stacks import load_stack_config
 
 WORKSPACE = "azure-native:monitor:AzureMonitorWorkspace"
 DCE = "azure-native:monitor:DataCollectionEndpoint"

@@ -3,7 +3,7 @@
 The command's `main` runs in-process (its output read with `capsys`); one test spawns the real
 `python -m offline` to prove the module works as a command, with its exit status and output. In-process
 runs leave logging alone: pytest's logging plugin keeps handlers on the root logger, so the
-`logging.basicConfig` in `main` does nothing.
+`logging.basicConfig` in `offline.plan.cli.main` does nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from offline.__main__ import main
-from offline.engine import PROJECT_DIR, load_stack_config
+from offline.stacks import PROJECT_DIR, load_stack_config
 
 
 def test_offline_run_lists_components_pools_and_capacity(

@@ -18,8 +18,8 @@ import yaml
 
 from components.core.catalog import find_vm_size
 from offline.__main__ import main
-from offline.cost import PRICE_TABLE
-from offline.engine import PROJECT_DIR, load_stack_config
+from offline.plan.cost import PRICE_TABLE
+from offline.stacks import PROJECT_DIR, load_stack_config
 
 PRICES = yaml.safe_load(PRICE_TABLE.read_text())
 

@@ -18,8 +18,9 @@ from components.core.labels import TRAINING_METRICS_LABEL
 from components.core.metric_sources import AMA_METRICS_PODS, KUEUE, METRICS_PORT
 from components.core.versions import DCGM_EXPORTER
 from components.monitoring.scraping import serving_pod_monitors
-from offline.engine import ProgramRun, load_stack_config, stack_files
-from tests.support.config import settings_for
+from offline.harness.engine import ProgramRun
+from offline.stacks import load_stack_config, stack_files
+from tests.support.config import platform_for, settings_for
 
 STACKS = sorted(stack_files())
 SOFTWARE = {stack: load_stack_config(stack).get("aks-mlops:gpuSoftware", "device-plugin") for stack in STACKS}
@@ -254,8 +255,8 @@ SERVING_TEAMS = {"dev": ["team-a"], "prod": ["team-a", "team-b"]}
 
 @pytest.mark.parametrize("stack", sorted(SERVING_TEAMS), ids=sorted(SERVING_TEAMS))
 def test_serving_pod_monitors_are_registered_for_exactly_the_serving_teams(stack: str, stack_runs) -> None:
-    settings = settings_for(load_stack_config(stack))
-    assert [team.name for team in settings.serving_teams] == SERVING_TEAMS[stack]
+    platform = platform_for(load_stack_config(stack))
+    assert [team.name for team in platform.serving_teams] == SERVING_TEAMS[stack]
     registered = {
         (m.inputs["metadata"]["namespace"], m.inputs["metadata"]["name"]) for m in serving_monitors(stack_runs[stack])
     }
@@ -269,7 +270,7 @@ def test_serving_pod_monitors_are_the_builders_after_their_team_namespace(stack:
     monitors = {(m.inputs["metadata"]["namespace"], m.inputs["metadata"]["name"]): m for m in serving_monitors(run)}
     expected = {
         (team.namespace, monitor["metadata"]["name"]): monitor
-        for team in settings_for(load_stack_config(stack)).serving_teams
+        for team in platform_for(load_stack_config(stack)).serving_teams
         for monitor in serving_pod_monitors(team)
     }
     assert set(monitors) == set(expected)

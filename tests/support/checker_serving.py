@@ -18,11 +18,11 @@ from typing import Any, NamedTuple
 from components.config.settings import Settings
 from components.core.naming import GATEWAY_NAMESPACE
 from components.core.pool_facts import GpuPoolFacts
+from components.model.platform import Platform, build_platform
 from components.queueing.kueue import resource_flavor
 from components.workloads.serving import serving_workloads
-from offline.check import Finding
-from offline.check_rules import Platform
-from offline.engine import load_stack_config
+from offline.checker.cli import Finding
+from offline.stacks import load_stack_config
 from tests.support.config import settings_for
 from tests.support.manifests import DELETE, changed, job, resolve
 
@@ -74,7 +74,7 @@ STACKS = {
 }
 
 
-PLATFORMS = {name: Platform.from_settings(settings) for name, settings in STACKS.items()}
+PLATFORMS = {name: build_platform(settings) for name, settings in STACKS.items()}
 
 
 QUEUE = "metadata.labels['kueue.x-k8s.io/queue-name']"
@@ -113,20 +113,20 @@ WHY = (
 REFUSED = "KServe's webhook refuses the InferenceService"
 
 
-def inference_pool(settings: Settings, namespace: str) -> GpuPoolFacts:
-    """The first pool labelled workload=inference on which the team holds quota."""
-    team = next(team for team in settings.teams if team.namespace == namespace)
+def inference_pool(platform: Platform, namespace: str) -> GpuPoolFacts:
+    """The first pool labelled workload=inference (in Kueue's order) on which the team holds quota."""
+    team = next(team for team in platform.settings.teams if team.namespace == namespace)
     quota = {quota.flavor for quota in team.gpu_quotas}
     return next(
         facts
-        for facts in settings.flavors.values()
+        for facts in platform.flavors.values()
         if facts.node_labels.get("workload") == "inference" and facts.name in quota
     )
 
 
-def tolerations(facts: GpuPoolFacts) -> list[dict[str, str]]:
+def tolerations(platform: Platform, facts: GpuPoolFacts) -> list[dict[str, str]]:
     """Tolerations of every node taint of the pool's Kueue flavor (the taint of an inference pool)."""
-    taints = resource_flavor(facts)["spec"].get("nodeTaints", [])
+    taints = resource_flavor(platform.flavor(facts.name))["spec"].get("nodeTaints", [])
     return [{"key": t["key"], "operator": "Equal", "value": t["value"], "effect": t["effect"]} for t in taints]
 
 
@@ -139,10 +139,10 @@ def _model(version: str, namespace: str) -> dict[str, Any]:
 
 
 def inference_service(
-    settings: Settings, *, namespace: str = "team-a", gpus: int = 1, percent: int = 20
+    platform: Platform, *, namespace: str = "team-a", gpus: int = 1, percent: int = 20
 ) -> dict[str, Any]:
     """The reference InferenceService: `v1` stable on the team's inference pool, canary `v2` with `percent`."""
-    facts = inference_pool(settings, namespace)
+    facts = inference_pool(platform, namespace)
     amounts = {"cpu": "6", "memory": "42Gi", facts.gpu_resource: gpus}
     return {
         "apiVersion": "serving.kserve.io/v1beta1",
@@ -166,7 +166,7 @@ def inference_service(
                 "priorityClassName": "inference-critical",
                 "terminationGracePeriodSeconds": 120,
                 "nodeSelector": dict(facts.selector),
-                "tolerations": tolerations(facts),
+                "tolerations": tolerations(platform, facts),
                 "labels": {"azure.workload.identity/use": "true", "aks-mlops/serving-variant": "stable"},
                 "deploymentStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
                 "model": {
@@ -228,10 +228,10 @@ def with_second_canary(manifest: dict[str, Any], name: str, percent: int) -> dic
     return manifest
 
 
-DEV_ISVC = inference_service(DEV)
+DEV_ISVC = inference_service(PLATFORMS["dev"])
 
 
-PROD_ISVC = inference_service(PROD)
+PROD_ISVC = inference_service(PLATFORMS["prod"])
 
 
 AFFINITY_INFERENCE_OR_TRAINING = {
@@ -313,7 +313,9 @@ BAD = {
     ),
     "serving-pool-prod-training-pool": Bad(
         "prod",
-        changed(inference_service(PROD, namespace="team-b"), f"{PREDICTOR}.nodeSelector", {"agentpool": "a100"}),
+        changed(
+            inference_service(PLATFORMS["prod"], namespace="team-b"), f"{PREDICTOR}.nodeSelector", {"agentpool": "a100"}
+        ),
         "serving-pool",
         f"{PREDICTOR}.nodeSelector",
         "lets the predictor's pods land on pool a100 (a100 {accelerator=nvidia, agentpool=a100, workload=training}), "
@@ -363,7 +365,7 @@ BAD = {
     ),
     "gpu-resource-only-on-the-untolerated-inference-pool": Bad(
         "dev-inference-only",
-        changed(inference_service(DEV_INFERENCE_ONLY), f"{PREDICTOR}.tolerations", DELETE),
+        changed(inference_service(PLATFORMS["dev-inference-only"]), f"{PREDICTOR}.tolerations", DELETE),
         "gpu-resource",
         f"{MODEL_SERVER}.resources.limits",
         "asks for nvidia.com/gpu, which the 'default' queue of team-a offers only on pool t4serve, whose flavor Kueue "
@@ -404,7 +406,7 @@ BAD = {
     ),
     "gpus-per-node": Bad(
         "dev",
-        inference_service(DEV, gpus=2),
+        inference_service(PLATFORMS["dev"], gpus=2),
         "gpus-per-node",
         f"{MODEL_SERVER}.resources.limits",
         "one pod asks for 2 nvidia.com/gpu, but the selected pool has at most 1 per node (t4serve: 1): the pod can "
@@ -414,7 +416,11 @@ BAD = {
     ),
     "quota-one-pod-at-a-time": Bad(
         "dev-four-gpu-nodes",
-        changed(inference_service(DEV_FOUR_GPU_NODES, gpus=4), f"{PREDICTOR}.nodeSelector", {"agentpool": "t4x4serve"}),
+        changed(
+            inference_service(PLATFORMS["dev-four-gpu-nodes"], gpus=4),
+            f"{PREDICTOR}.nodeSelector",
+            {"agentpool": "t4x4serve"},
+        ),
         "gang-quota",
         f"{MODEL_SERVER}.resources.limits",
         "one pod asks for 4 nvidia.com/gpu, more than team-a can ever be admitted with on one pool (t4x4serve: 3 "
@@ -668,15 +674,29 @@ def _route_with_backend(route: dict[str, Any], service: str, weight: int) -> dic
 GOOD = {
     "dev-team-a": ("dev", [DEV_ISVC, canary_route()]),
     "prod-team-a": ("prod", [PROD_ISVC, canary_route()]),
-    "prod-team-b": ("prod", [inference_service(PROD, namespace="team-b"), canary_route(namespace="team-b")]),
+    "prod-team-b": (
+        "prod",
+        [inference_service(PLATFORMS["prod"], namespace="team-b"), canary_route(namespace="team-b")],
+    ),
     "prod-both-teams-in-one-run": (
         "prod",
-        [PROD_ISVC, canary_route(), inference_service(PROD, namespace="team-b"), canary_route(namespace="team-b")],
+        [
+            PROD_ISVC,
+            canary_route(),
+            inference_service(PLATFORMS["prod"], namespace="team-b"),
+            canary_route(namespace="team-b"),
+        ],
     ),
     "weights-a-multiple-of-the-split": ("dev", [DEV_ISVC, canary_route(weights=(8, 2))]),
-    "dark-launch-needs-no-route": ("dev", [inference_service(DEV, percent=0)]),
-    "dark-launch-route-all-to-the-stable": ("dev", [inference_service(DEV, percent=0), canary_route(weights=(1, 0))]),
-    "canary-takes-all-traffic": ("dev", [inference_service(DEV, percent=100), canary_route(weights=(0, 1))]),
+    "dark-launch-needs-no-route": ("dev", [inference_service(PLATFORMS["dev"], percent=0)]),
+    "dark-launch-route-all-to-the-stable": (
+        "dev",
+        [inference_service(PLATFORMS["dev"], percent=0), canary_route(weights=(1, 0))],
+    ),
+    "canary-takes-all-traffic": (
+        "dev",
+        [inference_service(PLATFORMS["dev"], percent=100), canary_route(weights=(0, 1))],
+    ),
     "two-canaries": (
         "prod",
         [
@@ -701,7 +721,9 @@ GOOD = {
         "dev-four-gpu-nodes",
         [
             changed(
-                inference_service(DEV_FOUR_GPU_NODES, gpus=2), f"{PREDICTOR}.nodeSelector", {"agentpool": "t4x4serve"}
+                inference_service(PLATFORMS["dev-four-gpu-nodes"], gpus=2),
+                f"{PREDICTOR}.nodeSelector",
+                {"agentpool": "t4x4serve"},
             ),
             canary_route(),
         ],
@@ -717,7 +739,7 @@ GOOD = {
 PLATFORM_REFERENCE = {
     f"{stack}-{team}": (stack, list(files.values()))
     for stack in ("dev", "prod")
-    for team, files in serving_workloads(STACKS[stack], "acct").items()
+    for team, files in serving_workloads(PLATFORMS[stack], "acct").items()
 }
 
 
@@ -839,7 +861,7 @@ ROUTE_BAD = {
     ),
     "dark-launch-routed-traffic": (
         "dev",
-        [inference_service(DEV, percent=0), ROUTE],
+        [inference_service(PLATFORMS["dev"], percent=0), ROUTE],
         [
             _finding(
                 2,

@@ -29,8 +29,8 @@ from components.monitoring.rules import (
     iso_duration,
     seconds,
 )
-from offline.engine import PROJECT_DIR, load_stack_config, stack_files
-from tests.support.config import settings_for
+from offline.stacks import PROJECT_DIR, load_stack_config, stack_files
+from tests.support.config import platform_for, settings_for
 
 STACKS = sorted(stack_files())
 DEV = load_stack_config("dev")
@@ -126,11 +126,11 @@ def unknown_metrics(expression: str) -> set[str]:
 
 
 def stack_alerts(stack: str) -> list[AlertRule]:
-    settings = settings_for(load_stack_config(stack))
+    platform = platform_for(load_stack_config(stack))
     return alert_rules(
-        settings.monitoring.thresholds,
-        [team.namespace for team in settings.teams],
-        serving=bool(settings.serving_teams),
+        platform.settings.monitoring.thresholds,
+        [team.namespace for team in platform.teams],
+        serving=bool(platform.serving_teams),
     )
 
 
@@ -337,11 +337,11 @@ REQUIREMENTS: dict[str, dict[str, set[str]]] = {
 
 def alerts_by_name(stack: str = "dev", **thresholds: object) -> dict[str, AlertRule]:
     config = load_stack_config(stack)
-    settings = settings_for(config, alertThresholds=thresholds) if thresholds else settings_for(config)
+    platform = platform_for(config, alertThresholds=thresholds) if thresholds else platform_for(config)
     rules = alert_rules(
-        settings.monitoring.thresholds,
-        [team.namespace for team in settings.teams],
-        serving=bool(settings.serving_teams),
+        platform.settings.monitoring.thresholds,
+        [team.namespace for team in platform.teams],
+        serving=bool(platform.serving_teams),
     )
     by_name = {rule.alert: rule for rule in rules}
     assert len(by_name) == len(rules), "alert names must be unique"

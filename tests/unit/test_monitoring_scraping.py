@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from components.config.loader import load_settings
 from components.core.labels import INFERENCE_SERVICE_LABEL, JOB_POD_LABELS, SERVING_RUNTIME_LABEL, SERVING_VARIANT_LABEL
 from components.core.metric_sources import TRAINING_JOB_LABEL
 from components.monitoring.scraping import (
@@ -16,7 +15,7 @@ from components.monitoring.scraping import (
     training_job_relabeling,
     training_pod_monitor,
 )
-from tests.support.config import dev_raw
+from tests.support.config import dev_raw, platform_of
 
 
 def job_label(pod_labels: dict[str, str]) -> str | None:
@@ -39,7 +38,7 @@ def test_service_discovery_names_pod_labels_as_prometheus_does() -> None:
 
 
 def test_the_team_pod_monitor_sets_the_training_job_label() -> None:
-    [team] = load_settings(dev_raw()).teams
+    [team] = platform_of(dev_raw()).teams
     [endpoint] = training_pod_monitor(team)["spec"]["podMetricsEndpoints"]
     assert endpoint["relabelings"] == [training_job_relabeling()]
     assert endpoint["relabelings"][0]["targetLabel"] == TRAINING_JOB_LABEL == "training_job"
@@ -100,7 +99,7 @@ def serving_monitor(name: str, runtime: str, port: str) -> dict[str, Any]:
 
 
 def test_one_serving_pod_monitor_per_runtime_on_its_metrics_port() -> None:
-    [team] = load_settings(dev_raw()).teams
+    [team] = platform_of(dev_raw()).teams
     # vLLM serves metrics beside its API (container port `http`), Triton on its own port `metrics`.
     assert serving_pod_monitors(team) == [
         serving_monitor("serving-vllm", "vllm", "http"),
@@ -122,7 +121,7 @@ def series_labels(endpoint: dict[str, Any], pod_labels: dict[str, str]) -> dict[
 
 
 def test_serving_series_are_labelled_with_the_inference_service_and_variant_of_their_pod() -> None:
-    [team] = load_settings(dev_raw()).teams
+    [team] = platform_of(dev_raw()).teams
     pod = {
         INFERENCE_SERVICE_LABEL: "llm",
         SERVING_VARIANT_LABEL: "canary",

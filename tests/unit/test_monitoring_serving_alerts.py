@@ -16,8 +16,8 @@ import pytest
 
 from components.core.metric_sources import TRITON_SERVER, VLLM_SERVER, scraped_metrics
 from components.monitoring.rules import alert_rules, serving_error_percent, serving_p95_latency_ms
-from offline.engine import PROJECT_DIR, load_stack_config
-from tests.support.config import settings_for
+from offline.stacks import PROJECT_DIR, load_stack_config
+from tests.support.config import platform_for, settings_for
 
 Labels = frozenset[tuple[str, str]]
 Vector = dict[Labels, float]
@@ -218,11 +218,11 @@ def test_p95_latency_expression() -> None:
 
 
 def serving_alerts(**thresholds: object) -> dict[str, Any]:
-    settings = settings_for(load_stack_config("dev"), alertThresholds=thresholds)
+    platform = platform_for(load_stack_config("dev"), alertThresholds=thresholds)
     rules = alert_rules(
-        settings.monitoring.thresholds,
-        [team.namespace for team in settings.teams],
-        serving=bool(settings.serving_teams),
+        platform.settings.monitoring.thresholds,
+        [team.namespace for team in platform.teams],
+        serving=bool(platform.serving_teams),
     )
     return {rule.alert: rule for rule in rules if rule.alert in SERVING_ALERTS}
 

@@ -1,4 +1,4 @@
-"""The offline plan's cost function on settings built by hand: a stack's cost model overrides the price table.
+"""The offline plan's cost function on platforms built by hand: a stack's cost model overrides the price table.
 
 The cost report written for the real stacks is checked in tests/program/test_offline_plan.py.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from offline.cost import cost
-from offline.engine import load_stack_config
-from tests.support.config import gpu_pool, mig_pool, settings_for, team
+from offline.plan.cost import cost
+from offline.stacks import load_stack_config
+from tests.support.config import gpu_pool, mig_pool, platform_for, team
 
 # A small price table written for these tests: prices per region differ, and one size lacks a westeurope price.
 TABLE = {
@@ -30,11 +30,11 @@ TABLE = {
 
 
 def test_stack_config_overrides_prices() -> None:
-    settings = settings_for(
+    platform = platform_for(
         load_stack_config("dev"),
         costModel={"vmHourlyUsd": {"Standard_NC8as_T4_v3": 2.0}, "spotPriceRatio": 0.5, "hoursPerMonth": 100},
     )
-    estimate = cost(settings)
+    estimate = cost(platform)
     t4 = next(p for p in estimate.pools if p.vm_size == "Standard_NC8as_T4_v3")
     assert t4.hourly == pytest.approx(1.0)
     assert t4.monthly_at_max == pytest.approx(1.0 * 100 * t4.max_nodes)
@@ -45,8 +45,8 @@ def test_stack_config_overrides_prices() -> None:
 
 
 def test_the_stack_is_priced_in_its_own_region() -> None:
-    settings = settings_for(load_stack_config("dev"), location="westeurope")
-    estimate = cost(settings, TABLE)
+    platform = platform_for(load_stack_config("dev"), location="westeurope")
+    estimate = cost(platform, TABLE)
     assert (estimate.region, estimate.priced_region, estimate.table_source) == (
         "westeurope",
         "westeurope",
@@ -58,29 +58,29 @@ def test_the_stack_is_priced_in_its_own_region() -> None:
 
 
 def test_a_size_without_a_regional_price_is_priced_from_the_fallback_region_and_says_so() -> None:
-    settings = settings_for(
+    platform = platform_for(
         load_stack_config("dev"),
         location="westeurope",
         gpuPools=[mig_pool(vmSize="Standard_NC24ads_A100_v4")],
         teams=[team(gpuQuota={"mig": 7})],
     )
-    [_, mig] = cost(settings, TABLE).pools
+    [_, mig] = cost(platform, TABLE).pools
     assert (mig.hourly, mig.price_source) == (3.0, "eastus table (no westeurope price)")
 
 
 def test_a_region_missing_from_the_table_is_named_in_the_report() -> None:
-    estimate = cost(settings_for(load_stack_config("dev"), location="southindia"), TABLE)
+    estimate = cost(platform_for(load_stack_config("dev"), location="southindia"), TABLE)
     assert estimate.priced_region == "eastus"
     assert estimate.region_note == "no southindia prices in the table: priced as eastus of 2026-06-18"
 
 
 def test_warm_nodes_are_costed_with_their_reason() -> None:
-    settings = settings_for(
+    platform = platform_for(
         load_stack_config("dev"),
         gpuPools=[gpu_pool(name="t4", minCount=0), mig_pool(vmSize="Standard_NC24ads_A100_v4")],
         teams=[team(gpuQuota={"t4": 1, "mig": 7})],
     )
-    system, t4, mig = cost(settings, TABLE).pools
+    system, t4, mig = cost(platform, TABLE).pools
     assert system.warm_reason.startswith("System pool")
     assert (t4.monthly_at_min, t4.warm_reason) == (0, "")
     assert mig.monthly_at_min == pytest.approx(3.0 * 730)
@@ -88,8 +88,8 @@ def test_warm_nodes_are_costed_with_their_reason() -> None:
 
 
 def test_a_warm_inference_pool_says_why_it_is_warm() -> None:
-    settings = settings_for(load_stack_config("dev"))
-    by_name = {pool.pool: pool for pool in cost(settings, TABLE).pools}
+    platform = platform_for(load_stack_config("dev"))
+    by_name = {pool.pool: pool for pool in cost(platform, TABLE).pools}
     serve = by_name["t4serve"]
     assert (serve.min_nodes, serve.warm_reason) == (
         1,

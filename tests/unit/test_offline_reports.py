@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from offline.create_time import modeled_create_time
-from offline.engine import CapturedResource, ProgramRun, load_stack_config
-from offline.plan import capacity
-from tests.support.config import gpu_pool, mig_pool, settings_for, team
+from offline.harness.engine import CapturedResource, ProgramRun
+from offline.plan.capacity import capacity
+from offline.plan.create_time import modeled_create_time
+from offline.stacks import load_stack_config
+from tests.support.config import gpu_pool, mig_pool, platform_for, team
 
 POOL = "azure-native:containerservice:AgentPool"
 MODEL = {"default": 0.5, "byType": {"t:Cluster": 10, POOL: 4}, "warmGpuNodes": 8}
@@ -33,10 +34,10 @@ def resource(name: str, type_: str, *, deps: tuple[str, ...] = (), parent: str =
 
 
 def test_capacity_flags_a_pool_no_team_has_quota_on() -> None:
-    settings = settings_for(
+    platform = platform_for(
         load_stack_config("dev"), gpuPools=[gpu_pool(name="t4"), mig_pool()], teams=[team(gpuQuota={"t4": 2})]
     )
-    report = {row.flavor: row for row in capacity(settings)}
+    report = {row.flavor: row for row in capacity(platform)}
     assert (report["t4"].without_team_quota, report["mig"].without_team_quota) == (False, True)
     assert report["mig"].unassigned == report["mig"].capacity_at_max == 28
 

@@ -17,12 +17,13 @@ import pytest
 
 from components.config.settings import Settings
 from components.core.fabric import RDMA_RESOURCE
+from components.model.platform import build_platform
 from components.workloads.reference import reference_workloads
-from offline.check import Finding, Report, check_manifest, render_json, render_text
-from offline.check_normalize import normalize
-from offline.check_routes import CHECK as ROUTES_CHECK
-from offline.check_rules import GANG_CHECKS, ROLE_CHECKS, WORKLOAD_CHECKS, Platform
-from offline.engine import load_stack_config
+from offline.checker.cli import Finding, Report, check_manifest, render_json, render_text
+from offline.checker.normalize import normalize
+from offline.checker.routes import CHECK as ROUTES_CHECK
+from offline.checker.rules import GANG_CHECKS, ROLE_CHECKS, WORKLOAD_CHECKS
+from offline.stacks import load_stack_config
 from tests.support.checker_serving import BAD as SERVING_BAD
 from tests.support.checker_serving import ROUTE_BAD
 from tests.support.config import A100, settings_for
@@ -72,7 +73,7 @@ STACKS = {
     "dev-v2-only": DEV_TRAINER_V2_ONLY,
     "prod-topology": PROD_TOPOLOGY,
 }
-PLATFORMS = {name: Platform.from_settings(settings) for name, settings in STACKS.items()}
+PLATFORMS = {name: build_platform(settings) for name, settings in STACKS.items()}
 
 TEMPLATE = "spec.template.spec"
 TOPOLOGY_ANNOTATIONS = "spec.template.metadata.annotations"
@@ -493,7 +494,7 @@ BAD = {
     "topology-level-the-pool-lacks-in-a-trainjob-patch": Bad(
         "prod-topology",
         changed(
-            reference_workloads(PROD_TOPOLOGY)["team-a"]["trainjob-distributed.yaml"],
+            reference_workloads(PLATFORMS["prod-topology"])["team-a"]["trainjob-distributed.yaml"],
             f"{TRAINJOB_PATCH}.metadata.annotations['{REQUIRED_TOPOLOGY}']",
             ZONE,
         ),
@@ -727,7 +728,7 @@ def test_json_is_machine_readable() -> None:
 REFERENCE = {
     f"{stack}-{team}-{file}": (stack, manifest)
     for stack in ("dev", "prod")
-    for team, files in reference_workloads(STACKS[stack]).items()
+    for team, files in reference_workloads(PLATFORMS[stack]).items()
     for file, manifest in files.items()
 }
 
@@ -741,7 +742,7 @@ def test_reference_workloads_cover_every_team_of_both_stacks() -> None:
     covered = {
         (stack, team)
         for stack in ("dev", "prod")
-        for team, files in reference_workloads(STACKS[stack]).items()
+        for team, files in reference_workloads(PLATFORMS[stack]).items()
         if files
     }
     assert covered == {(stack, team.name) for stack in ("dev", "prod") for team in STACKS[stack].teams}

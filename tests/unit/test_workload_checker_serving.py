@@ -1,4 +1,4 @@
-"""The workload checker on KServe InferenceServices and the HTTPRoutes that split their traffic (`offline.check`):
+"""The workload checker on KServe InferenceServices and the HTTPRoutes that split their traffic (`offline.checker.cli`):
 each case of tests/support/checker_serving.py gets exactly its findings, good manifests none, and the normalizer
 models KServe's predictors and canary merge."""
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from offline.check import Finding, check_manifest, check_manifests
-from offline.check_normalize import merged_over, normalize
+from offline.checker.cli import Finding, check_manifest, check_manifests
+from offline.checker.normalize import merged_over, normalize
 from tests.support.checker_serving import (
     BAD,
     CANARY_PREDICTOR,
