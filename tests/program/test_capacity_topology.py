@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from offline.engine import ProgramRun
-from offline.plan import capacity
-from tests.support.kueue import stack_settings
+from offline.harness.engine import ProgramRun
+from offline.plan.capacity import capacity
+from tests.support.kueue import stack_platform
 
 KUEUE = "kubernetes:kueue.x-k8s.io/"
 POOL = "aks-mlops/gpu-pool"
@@ -22,7 +22,7 @@ def test_report_topology_is_the_registered_topology_of_the_pool(stack: str, stac
     run = stack_runs[stack]
     topologies = registered(run, "Topology")
     flavors = {f["metadata"]["name"]: f for f in registered(run, "ResourceFlavor")}
-    rows = capacity(stack_settings(stack))
+    rows = capacity(stack_platform(stack))
     assert rows
     for row in rows:
         flavor = flavors[row.flavor]

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from components.config.loader import load_settings
-from components.config.settings import Settings
-from offline.engine import CapturedResource, ProgramRun, load_stack_config, namespaced, run_stack, stack_settings_raw
+from components.model.platform import Platform, build_platform
+from offline.harness.engine import CapturedResource, ProgramRun, run_stack
+from offline.stacks import load_stack_config, namespaced, stack_settings_raw
 from tests.support.kueue import (
     CRD_NAMES,
     DEFAULT_COHORT,
@@ -39,7 +40,7 @@ from tests.support.kueue import (
     identity,
     label,
     quantity,
-    stack_settings,
+    stack_platform,
     taint_toleration,
     team_namespace,
     team_queue_names,
@@ -89,7 +90,7 @@ def test_every_stack_builds_exactly_the_kueue_objects_its_config_needs(
 
 
 def test_program_run_registers_what_the_builders_build(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
-    built = {identity(m): m for m in builder_objects(stack_settings(stack))}
+    built = {identity(m): m for m in builder_objects(stack_platform(stack))}
     registered = {identity(m): m for m in run_objects(stack_runs[stack])}
     assert registered == built
 
@@ -226,10 +227,11 @@ def test_every_team_namespace_has_a_local_queue_for_each_of_its_cluster_queues(
     check_local_queues(stack_runs[stack], stack_config)
 
 
-def check_spot_opt_in(run: ProgramRun, settings: Settings) -> None:
+def check_spot_opt_in(run: ProgramRun, platform: Platform) -> None:
     """In prod a job lands on an evictable spot node only through its team's `spot` queue; elsewhere (dev, whose
     only pool is spot) the team's one queue offers every flavor it has quota on, spot included."""
-    spot_flavors = {name for name, facts in settings.flavors.items() if facts.spot}
+    settings = platform.settings
+    spot_flavors = {name for name, facts in platform.flavors.items() if facts.spot}
     quotas = {team.name: {quota.flavor for quota in team.gpu_quotas} for team in settings.teams}
     for name, queue in objects_by_kind(run, "ClusterQueue").items():
         team = queue["metadata"]["labels"]["team"]
@@ -246,7 +248,7 @@ def check_spot_opt_in(run: ProgramRun, settings: Settings) -> None:
 
 
 def test_spot_pools_need_opting_in_only_in_prod(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
-    check_spot_opt_in(stack_runs[stack], stack_settings(stack))
+    check_spot_opt_in(stack_runs[stack], stack_platform(stack))
 
 
 # --- prod with a spot pool (no stack has one yet: the spot queues' registration is run here) ----------
@@ -269,8 +271,8 @@ def test_prod_with_a_spot_pool_registers_the_spot_queues_the_builders_build(
     spot_prod: tuple[dict[str, Any], ProgramRun],
 ) -> None:
     stack_config, run = spot_prod
-    settings = load_settings(stack_settings_raw(stack_config))
-    assert settings.spot_needs_opt_in
+    platform = build_platform(load_settings(stack_settings_raw(stack_config)))
+    assert platform.spot_opt_in
     objects = run_objects(run)
     identities = {identity(m) for m in objects}
     # Not vacuous: the first team has a spot ClusterQueue and a `spot` LocalQueue.
@@ -278,12 +280,12 @@ def test_prod_with_a_spot_pool_registers_the_spot_queues_the_builders_build(
     assert ("ClusterQueue", f"{first['name']}-spot", None) in identities
     assert ("LocalQueue", "spot", team_namespace(first)) in identities
     assert identities == expected_identities(stack_config)
-    assert {identity(m): m for m in objects} == {identity(m): m for m in builder_objects(settings)}
+    assert {identity(m): m for m in objects} == {identity(m): m for m in builder_objects(platform)}
     problems = {label(m): errors for m in objects if (errors := all_errors(m))}
     assert problems == {}, json.dumps(problems, indent=2)
     check_cluster_queues(run, stack_config)
     check_local_queues(run, stack_config)
-    check_spot_opt_in(run, settings)
+    check_spot_opt_in(run, platform)
     [release] = [r for r in run.of_type(RELEASE_TYPE) if r.name.endswith("-kueue")]
     assert [r.name for r in kueue_resources(run) if release.urn not in r.dependencies] == []
 

@@ -9,8 +9,8 @@ import yaml
 
 from components.core.versions import NETWORK_OPERATOR
 from components.network import infiniband_pools, memlock_manifests, nic_cluster_policy
-from offline.engine import ProgramRun
-from offline.plan import plain
+from offline.harness.engine import ProgramRun
+from offline.plan.inventory import plain
 from tests.support.kueue import stack_settings
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from offline.engine import ProgramRun, load_stack_config
-from offline.policy_check import check, load_policy_config
-from tests.support.config import settings_for
+from offline.harness.engine import ProgramRun
+from offline.plan.policy import check, load_policy_config
+from offline.stacks import load_stack_config
+from tests.support.config import platform_for
 from tests.support.kueue import all_errors, builder_objects, config, crd_version, identity, label
 from tests.support.policy import PROVISIONING_CASES, Case, provisioning_run, reported
 
@@ -41,7 +42,7 @@ def kueue_objects(run: ProgramRun) -> list[dict[str, Any]]:
 def test_the_run_registers_what_the_builders_build(stack: str) -> None:
     stack_config = load_stack_config(stack)
     kueue = {**(config(stack_config, "kueue") or {}), "provisioningRequests": True}
-    built = {identity(m): m for m in builder_objects(settings_for(stack_config, kueue=kueue))}
+    built = {identity(m): m for m in builder_objects(platform_for(stack_config, kueue=kueue))}
     registered = {identity(m): m for m in kueue_objects(provisioning_run(stack))}
     assert registered == built
     assert {("AdmissionCheck", "gpu-capacity", None), ("ProvisioningRequestConfig", "gpu-capacity", None)} <= set(

@@ -3,7 +3,7 @@ Kueue and the team namespace, and the whole policy pack passes."""
 
 from __future__ import annotations
 
-from offline.policy_check import check, load_policy_config
+from offline.plan.policy import check, load_policy_config
 from tests.support.policy import topology_run
 
 

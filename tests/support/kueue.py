@@ -1,9 +1,9 @@
 """The Kueue objects' test vocabulary: what the builders make for a stack, and every check an object must pass.
 
-`builder_objects(settings)` builds exactly what `components.queueing.component.Queueing` registers (flavors,
-each team's queues from `team_queues`, their LocalQueues, the WorkloadPriorityClasses), so the pure tests
-(tests/unit/test_kueue_objects.py) and the program-run tests (tests/program/test_kueue_schema.py) check the
-same objects. `all_errors` is the whole check: the strict upstream CRD schema (`tests.support.crds`), the
+`builder_objects(platform)` builds exactly what `components.queueing.component.Queueing` registers for a
+platform model (flavors, each team's queues from `Team.queues`, their LocalQueues, the WorkloadPriorityClasses),
+so the pure tests (tests/unit/test_kueue_objects.py) and the program-run tests (tests/program/test_kueue_schema.py)
+check the same objects. `all_errors` is the whole check: the strict upstream CRD schema (`tests.support.crds`), the
 ObjectMeta rules, and the CEL rules and webhook checks of ClusterQueue and ResourceFlavor, evaluated here in
 Python since no schema validator runs CEL. The stack-file helpers (`expected_identities`, `team_queue_names`,
 `taint_toleration`) derive what a stack needs from its `Pulumi.<stack>.yaml` alone, never from the builders.
@@ -18,10 +18,12 @@ from typing import Any
 
 from components.config.loader import load_settings
 from components.config.settings import Settings
-from components.core.scheduling import INFERENCE_WORKLOAD
-from components.queueing.kueue import kueue_custom_resources, local_queue, team_queues
-from components.queueing.priorities import KUEUE_API, PRIORITIES, workload_priority_class
-from offline.engine import PROJECT, load_stack_config, stack_settings_raw
+from components.core.scheduling import INFERENCE_WORKLOAD, PRIORITIES
+from components.model.platform import Platform, build_platform
+from components.queueing.kueue import kueue_custom_resources, local_queue
+from components.queueing.priorities import KUEUE_API, workload_priority_class
+from offline.harness.engine import PROJECT
+from offline.stacks import load_stack_config, stack_settings_raw
 from tests.support import crds
 from tests.support.crds import Manifest
 
@@ -46,10 +48,14 @@ __all__ = [
     "resource_flavor_rule_errors",
     "rule_errors",
     "schema_errors",
+    "stack_platform",
     "stack_settings",
     "taint_toleration",
     "team_namespace",
     "team_queue_names",
+    "topology_aware_platform",
+    "topology_aware_pools",
+    "topology_aware_settings",
 ]
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -80,6 +86,11 @@ def stack_settings(stack: str) -> Settings:
     return load_settings(stack_settings_raw(load_stack_config(stack)))
 
 
+def stack_platform(stack: str) -> Platform:
+    """A stack file's platform model, built from `stack_settings` as the program builds it."""
+    return build_platform(stack_settings(stack))
+
+
 # prod's GPU pools with h100 fixed at two nodes and topology-aware admission on: the variant the topology tests use
 # (neither stack turns it on; components.config.pools says when a pool may).
 TOPOLOGY_POOL = "h100"
@@ -99,13 +110,16 @@ def topology_aware_settings() -> Settings:
     return load_settings(stack_settings_raw({**config, "aks-mlops:gpuPools": topology_aware_pools(config)}))
 
 
-def builder_objects(settings: Settings) -> list[Manifest]:
-    """Every Kueue object the program registers for `settings`, as the pure builders make it."""
-    flavors = settings.flavors
-    spot_opt_in = settings.spot_needs_opt_in
+def topology_aware_platform() -> Platform:
+    """The platform model of `topology_aware_settings`."""
+    return build_platform(topology_aware_settings())
+
+
+def builder_objects(platform: Platform) -> list[Manifest]:
+    """Every Kueue object the program registers for the platform, as the pure builders make it."""
     return [
-        *kueue_custom_resources(settings.teams, flavors, settings.kueue, spot_opt_in),
-        *(local_queue(team, queue) for team in settings.teams for queue in team_queues(team, flavors, spot_opt_in)),
+        *kueue_custom_resources(platform),
+        *(local_queue(team, queue) for team in platform.teams for queue in team.queues),
         *(workload_priority_class(priority) for priority in PRIORITIES),
     ]
 

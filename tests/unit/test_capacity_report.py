@@ -1,5 +1,5 @@
-"""The capacity report's per-pool answers for the teams (offline/plan.py `capacity`): the largest gang one job of a
-team can be admitted with, the pool's topology levels and its RDMA interconnect.
+"""The capacity report's per-pool answers for the teams (offline.plan.capacity `capacity`, read from the platform
+model): the largest gang one job of a team can be admitted with, the pool's topology levels and its RDMA interconnect.
 
 The expected numbers are worked out by hand from the stack files (the arithmetic is in the comments), never read
 from the report: a gang is admitted whole within nominal + borrowable quota, never beyond the pool at max scale.
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from offline.engine import load_stack_config
-from offline.plan import Gang, capacity
-from tests.support.config import gpu_pool, settings_for, team
-from tests.support.kueue import topology_aware_settings
+from offline.plan.capacity import Gang, capacity
+from offline.stacks import load_stack_config
+from tests.support.config import gpu_pool, platform_for, team
+from tests.support.kueue import topology_aware_platform
 
 
 def report(stack: str) -> dict:
-    return {row.flavor: row for row in capacity(settings_for(load_stack_config(stack)))}
+    return {row.flavor: row for row in capacity(platform_for(load_stack_config(stack)))}
 
 
 def test_prod_largest_gangs_by_hand() -> None:
@@ -47,10 +47,10 @@ def test_a_gang_is_capped_by_the_pool_and_may_end_on_a_partial_node() -> None:
     # would be 12 = 1 node + 4 GPUs.
     h100 = gpu_pool(name="h100", vmSize="Standard_ND96isr_H100_v5", maxCount=2)
     teams = [team(name="team-a", gpuQuota={"h100": 12}), team(name="team-b", namespace="team-b", gpuQuota={"h100": 10})]
-    rows = {row.flavor: row for row in capacity(settings_for(load_stack_config("dev"), gpuPools=[h100], teams=teams))}
+    rows = {row.flavor: row for row in capacity(platform_for(load_stack_config("dev"), gpuPools=[h100], teams=teams))}
     assert rows["h100"].largest_gang_by_team["team-a"] == Gang(16, 2, 0)
     alone = [team(name="team-a", gpuQuota={"h100": {"nominal": 12, "borrowingLimit": 0}})]
-    rows = {row.flavor: row for row in capacity(settings_for(load_stack_config("dev"), gpuPools=[h100], teams=alone))}
+    rows = {row.flavor: row for row in capacity(platform_for(load_stack_config("dev"), gpuPools=[h100], teams=alone))}
     assert rows["h100"].largest_gang_by_team["team-a"] == Gang(12, 1, 4)
 
 
@@ -80,7 +80,7 @@ def test_rdma_marks_the_infiniband_sizes() -> None:
 
 
 def test_a_topology_aware_pool_is_reported_as_admitting_by_its_topology() -> None:
-    rows = {row.flavor: row for row in capacity(topology_aware_settings())}
+    rows = {row.flavor: row for row in capacity(topology_aware_platform())}
     assert (rows["h100"].topology, rows["h100"].topology_in_admission) == (
         ["kubernetes.azure.com/agentpool", "kubernetes.io/hostname"],
         True,

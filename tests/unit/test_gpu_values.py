@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import yaml
 
-from components.config.settings import Settings
 from components.gpu import (
     GPU_OPERATOR_NAMESPACE,
     MIG_PARTED_CONFIG,
@@ -15,8 +14,9 @@ from components.gpu import (
     gpu_tolerations,
     mig_parted_config,
 )
-from offline.engine import load_stack_config
-from tests.support.config import gpu_pool, mig_pool, settings_for
+from components.model.platform import Platform
+from offline.stacks import load_stack_config
+from tests.support.config import gpu_pool, mig_pool, platform_for
 
 DEV = load_stack_config("dev")
 SPOT_TOLERATION = {
@@ -28,9 +28,9 @@ SPOT_TOLERATION = {
 GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 
 
-def two_pools(software: str = "device-plugin") -> Settings:
+def two_pools(software: str = "device-plugin") -> Platform:
     """A spot T4 pool and an on-demand A100 MIG pool with an extra taint."""
-    return settings_for(
+    return platform_for(
         DEV,
         gpuSoftware=software,
         gpuPools=[
@@ -41,41 +41,41 @@ def two_pools(software: str = "device-plugin") -> Settings:
 
 
 def test_tolerations_cover_every_pool_taint_once_sorted_by_key() -> None:
-    settings = two_pools()
+    platform = two_pools()
     expected = [
         {"key": "dedicated", "operator": "Equal", "value": "hpo", "effect": "NoExecute"},
         SPOT_TOLERATION,
         GPU_TOLERATION,
     ]
-    assert gpu_tolerations(settings.pool_facts) == expected
+    assert gpu_tolerations(platform.pools) == expected
     # Reordering gpuPools changes no chart value (no Helm upgrade, no DaemonSet rollout for nothing).
-    assert gpu_tolerations(tuple(reversed(settings.pool_facts))) == expected
+    assert gpu_tolerations(tuple(reversed(platform.pools))) == expected
 
 
 def test_device_plugin_runs_only_on_gpu_pools_with_the_pools_mig_strategy() -> None:
-    settings = two_pools()
-    values = device_plugin_values(settings.pool_facts, settings.mig_strategy_in_use)
+    platform = two_pools()
+    values = device_plugin_values(platform.pools, platform.mig_strategy)
     assert values["migStrategy"] == "mixed"
     (term,) = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     # Pool names sorted: the values do not follow the order of gpuPools.
     assert term == {"matchExpressions": [{"key": "agentpool", "operator": "In", "values": ["mig", "t4"]}]}
-    reordered = device_plugin_values(tuple(reversed(settings.pool_facts)), settings.mig_strategy_in_use)
+    reordered = device_plugin_values(tuple(reversed(platform.pools)), platform.mig_strategy)
     assert reordered == values
     # Exactly the pools' taints: nothing broader such as CriticalAddonsOnly or an empty-key toleration.
-    assert values["tolerations"] == gpu_tolerations(settings.pool_facts)
+    assert values["tolerations"] == gpu_tolerations(platform.pools)
     assert all(t["key"] for t in values["tolerations"])
     assert values["gfd"] == {"enabled": False} and values["nfd"] == {"enabled": False}
 
 
 def test_without_mig_pools_the_device_plugin_strategy_is_none() -> None:
-    settings = settings_for(DEV)
-    assert settings.mig_strategy_in_use == "none"
-    assert device_plugin_values(settings.pool_facts, settings.mig_strategy_in_use)["migStrategy"] == "none"
+    platform = platform_for(DEV)
+    assert platform.mig_strategy == "none"
+    assert device_plugin_values(platform.pools, platform.mig_strategy)["migStrategy"] == "none"
 
 
 def test_mig_parted_config_has_a_layout_per_mig_pool_matching_its_label() -> None:
-    settings = two_pools("gpu-operator")
-    config_map = mig_parted_config(settings.pool_facts)
+    platform = two_pools("gpu-operator")
+    config_map = mig_parted_config(platform.pools)
     assert config_map["metadata"] == {"name": MIG_PARTED_CONFIG, "namespace": GPU_OPERATOR_NAMESPACE}
     document = yaml.safe_load(config_map["data"]["config.yaml"])
     assert document["version"] == "v1"
@@ -84,21 +84,21 @@ def test_mig_parted_config_has_a_layout_per_mig_pool_matching_its_label() -> Non
     assert document["mig-configs"]["all-3g.40gb"] == [
         {"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}
     ]
-    mig_pool = next(f for f in settings.pool_facts if f.name == "mig")
+    mig_pool = next(f for f in platform.pools if f.name == "mig")
     assert mig_pool.node_labels["nvidia.com/mig.config"] in document["mig-configs"]
 
 
 def test_operator_owns_driver_toolkit_mig_manager_and_dcgm_and_tolerates_the_pools() -> None:
-    settings = two_pools("gpu-operator")
-    values = gpu_operator_values(settings.pool_facts, settings.mig_strategy_in_use)
+    platform = two_pools("gpu-operator")
+    values = gpu_operator_values(platform.pools, platform.mig_strategy)
     assert values["driver"] == {"enabled": True}
     assert values["toolkit"]["enabled"] is True
     assert {"name": "RUNTIME_CONFIG_SOURCE", "value": "file"} in values["toolkit"]["env"]
     assert values["mig"] == {"strategy": "mixed"}
     assert values["migManager"] == {"enabled": True, "config": {"name": MIG_PARTED_CONFIG, "default": "all-disabled"}}
     assert values["dcgmExporter"]["enabled"] is True
-    assert values["daemonsets"]["tolerations"] == gpu_tolerations(settings.pool_facts)
-    assert values["node-feature-discovery"]["worker"]["tolerations"] == gpu_tolerations(settings.pool_facts)
+    assert values["daemonsets"]["tolerations"] == gpu_tolerations(platform.pools)
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == gpu_tolerations(platform.pools)
     # The operator controller runs on the System pool, tolerating its taint.
     assert values["operator"]["nodeSelector"] == {"kubernetes.azure.com/mode": "system"}
     assert values["operator"]["tolerations"] == [

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from components.config.loader import load_settings
-from components.config.settings import Settings
+from components.model.platform import Platform, build_platform
 from tests.support import crds
 from tests.support.config import dev_raw, gpu_pool, mig_pool, prod_raw, team
 from tests.support.crds import CrdFile, metadata_errors, strict
@@ -44,7 +44,7 @@ from tests.support.kueue import (
     quantity,
     resource_flavor_rule_errors,
     schema_errors,
-    stack_settings,
+    stack_platform,
     taint_toleration,
 )
 
@@ -194,14 +194,14 @@ def test_every_stack_builds_exactly_the_kueue_objects_its_config_needs(
     stack: str, stack_config: dict[str, Any]
 ) -> None:
     # The schema tests below are only as good as the objects they see: none may be missing.
-    objects = builder_objects(stack_settings(stack))
+    objects = builder_objects(stack_platform(stack))
     identities = [identity(m) for m in objects]
     assert len(identities) == len(set(identities)), f"duplicate Kueue objects: {identities}"
     assert set(identities) == expected_identities(stack_config)
 
 
 def test_kueue_objects_are_valid_against_the_strict_crd_schemas(stack: str) -> None:
-    objects = builder_objects(stack_settings(stack))
+    objects = builder_objects(stack_platform(stack))
     assert objects
     problems = {label(m): errors for m in objects if (errors := all_errors(m))}
     assert problems == {}, json.dumps(problems, indent=2)
@@ -209,7 +209,7 @@ def test_kueue_objects_are_valid_against_the_strict_crd_schemas(stack: str) -> N
 
 def test_kueue_objects_use_a_served_storage_version(stack: str) -> None:
     # Written in the storage version, objects need no conversion; a deprecated version would warn on every apply.
-    for manifest in builder_objects(stack_settings(stack)):
+    for manifest in builder_objects(stack_platform(stack)):
         version = crd_version(manifest["kind"], manifest["apiVersion"])
         assert version["served"] is True, label(manifest)
         assert version["storage"] is True, label(manifest)
@@ -267,7 +267,7 @@ def test_strict_schema_closes_every_declared_object() -> None:
 def prod_cluster_queue(name: str = "team-a") -> Manifest:
     [queue] = [
         m
-        for m in builder_objects(stack_settings("prod"))
+        for m in builder_objects(stack_platform("prod"))
         if m["kind"] == "ClusterQueue" and m["metadata"]["name"] == name
     ]
     return copy.deepcopy(queue)
@@ -422,9 +422,9 @@ SPOT_TEAMS = [team(gpuQuota={"t4": 2, "t4spot": 2}), team(name="team-b", cpu=8, 
 
 
 def test_prod_puts_a_teams_spot_quota_in_a_spot_queue_of_its_own() -> None:
-    settings = load_settings(prod_raw(gpuPools=SPOT_POOLS, teams=SPOT_TEAMS))
-    assert settings.spot_needs_opt_in
-    objects = builder_objects(settings)
+    platform = build_platform(load_settings(prod_raw(gpuPools=SPOT_POOLS, teams=SPOT_TEAMS)))
+    assert platform.spot_opt_in
+    objects = builder_objects(platform)
     queues = cluster_queues(objects)
     assert set(queues) == {"team-a", "team-a-spot", "team-b"}
     spot_names = {p["name"] for p in SPOT_POOLS if p.get("spot")}
@@ -454,9 +454,9 @@ def test_prod_puts_a_teams_spot_quota_in_a_spot_queue_of_its_own() -> None:
 
 
 def test_outside_prod_the_default_queue_keeps_the_spot_flavors() -> None:
-    settings = load_settings(dev_raw(gpuPools=SPOT_POOLS, teams=SPOT_TEAMS))
-    assert not settings.spot_needs_opt_in
-    queues = cluster_queues(builder_objects(settings))
+    platform = build_platform(load_settings(dev_raw(gpuPools=SPOT_POOLS, teams=SPOT_TEAMS)))
+    assert not platform.spot_opt_in
+    queues = cluster_queues(builder_objects(platform))
     assert set(queues) == {"team-a", "team-b"}
     assert set(gpu_flavors(queues["team-a"])) == set(SPOT_TEAMS[0]["gpuQuota"])
 
@@ -466,16 +466,16 @@ ORDER_POOLS = [gpu_pool(name="aspot", spot=True), gpu_pool(name="t4b"), gpu_pool
 ORDER_TEAMS = [team(gpuQuota={"aspot": 2, "t4b": 2, "t4a": 2, "mig": 7})]
 
 
-def _ordering_settings(raw: Callable[..., dict[str, str]], pools: list[dict[str, Any]]) -> Settings:
-    return load_settings(raw(gpuPools=pools, teams=ORDER_TEAMS))
+def _ordering_platform(raw: Callable[..., dict[str, str]], pools: list[dict[str, Any]]) -> Platform:
+    return build_platform(load_settings(raw(gpuPools=pools, teams=ORDER_TEAMS)))
 
 
 @pytest.mark.parametrize("raw", [pytest.param(dev_raw, id="dev"), pytest.param(prod_raw, id="prod")])
 def test_flavors_of_a_group_are_on_demand_first_then_by_name_whatever_the_pool_order(
     raw: Callable[..., dict[str, str]],
 ) -> None:
-    forward = cluster_queues(builder_objects(_ordering_settings(raw, ORDER_POOLS)))
-    backward = cluster_queues(builder_objects(_ordering_settings(raw, ORDER_POOLS[::-1])))
+    forward = cluster_queues(builder_objects(_ordering_platform(raw, ORDER_POOLS)))
+    backward = cluster_queues(builder_objects(_ordering_platform(raw, ORDER_POOLS[::-1])))
     assert forward == backward
     is_spot = {p["name"]: bool(p.get("spot")) for p in ORDER_POOLS}
     for queue in forward.values():

@@ -38,7 +38,7 @@ from components.network import (
     nic_cluster_policy,
     rdma_shared_device_plugin_config,
 )
-from tests.support.kueue import stack_settings
+from tests.support.kueue import stack_platform, stack_settings
 
 PROD = stack_settings("prod")
 DEV = stack_settings("dev")
@@ -265,4 +265,4 @@ def test_the_network_operator_namespace_is_the_platforms() -> None:
 
 def test_a_stack_without_infiniband_pools_gets_no_network_operator() -> None:
     with pytest.raises(ValueError, match="no InfiniBand pool"):
-        NetworkOperator("network-operator", NetworkOperatorArgs(DEV.pool_facts, "device-plugin", None, None))  # type: ignore[arg-type]
+        NetworkOperator("network-operator", NetworkOperatorArgs(stack_platform("dev"), None, None))  # type: ignore[arg-type]

@@ -17,10 +17,11 @@ from components.queueing.kueue import (
     resource_flavor,
     resource_groups,
 )
-from offline.engine import load_stack_config
-from tests.support.config import gpu_pool, settings_for
+from offline.stacks import load_stack_config
+from tests.support.config import gpu_pool, platform_for, settings_for
 
-PROD = settings_for(load_stack_config("prod"))
+PROD_PLATFORM = platform_for(load_stack_config("prod"))
+PROD = PROD_PLATFORM.settings
 
 
 def test_manager_config_waits_for_whole_gangs_and_requeues_with_backoff() -> None:
@@ -79,9 +80,10 @@ def test_chart_values_carry_the_config_as_yaml_and_place_the_controller_on_syste
 
 
 def test_whole_gpus_and_each_mig_slice_size_are_separate_resource_groups() -> None:
-    flavors = {facts.name: facts for facts in PROD.pool_facts}
-    team_a = PROD.teams[0]
-    groups = resource_groups(team_a, flavors)
+    team_a = PROD_PLATFORM.team("team-a")
+    # team-a has no spot quota: its default queue offers every flavor it has quota on (no topology-aware pool).
+    assert [queue.local_queue for queue in team_a.queues] == ["default"]
+    groups = resource_groups(team_a, team_a.default_queue)
     assert [group["coveredResources"] for group in groups] == [
         ["cpu", "memory"],
         ["nvidia.com/gpu"],
@@ -112,12 +114,14 @@ def test_gpu_pool_named_like_the_cpu_flavor() -> None:
 
 
 def test_an_inference_flavor_goes_only_to_pods_that_tolerate_the_serving_taint() -> None:
-    flavors = {facts.name: facts for facts in PROD.pool_facts}
     sku = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
     # Kueue hands the GPU taint's toleration to every pod it admits there; the serving taint it only requires.
-    assert resource_flavor(flavors["a100serve"])["spec"] == {
+    assert resource_flavor(PROD_PLATFORM.flavor("a100serve"))["spec"] == {
         "nodeLabels": {"agentpool": "a100serve"},
         "tolerations": [sku],
         "nodeTaints": [{"key": "aks-mlops/workload", "value": "inference", "effect": "NoSchedule"}],
     }
-    assert resource_flavor(flavors["a100"])["spec"] == {"nodeLabels": {"agentpool": "a100"}, "tolerations": [sku]}
+    assert resource_flavor(PROD_PLATFORM.flavor("a100"))["spec"] == {
+        "nodeLabels": {"agentpool": "a100"},
+        "tolerations": [sku],
+    }

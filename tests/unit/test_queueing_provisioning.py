@@ -11,24 +11,26 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aks_mlops_policies import stack_rules
+from aks_mlops_policies import queueing as queueing_rules
+from aks_mlops_policies import resources as resource_rules
 
-from components.core.naming import PROVISIONING_REQUESTS_TAG, cluster_capability_tags
-from components.queueing.kueue import manager_config, team_queues
-from components.queueing.provisioning import CHECK_CAPACITY_CLASS, PROVISIONING_CONTROLLER
-from offline.engine import load_stack_config
-from tests.support.config import gpu_pool, settings_for, team
+from components.core.naming import PROVISIONING_CONTROLLER, PROVISIONING_REQUESTS_TAG, cluster_capability_tags
+from components.model.platform import Platform, build_platform
+from components.queueing.kueue import manager_config
+from components.queueing.provisioning import CHECK_CAPACITY_CLASS
+from offline.stacks import load_stack_config
+from tests.support.config import gpu_pool, platform_for, settings_for, team
 from tests.support.kueue import all_errors, builder_objects, config, label
 
 STACKS = ("dev", "prod")
 CHECK_KINDS = {"AdmissionCheck", "ProvisioningRequestConfig"}
 
 
-def with_provisioning(stack: str, kueue: dict[str, Any] | None = None, **overrides: Any) -> Any:
-    """The stack's settings with kueue.provisioningRequests on (its other Kueue settings, and `kueue`, kept)."""
+def with_provisioning(stack: str, kueue: dict[str, Any] | None = None, **overrides: Any) -> Platform:
+    """The stack's platform with kueue.provisioningRequests on (its other Kueue settings, and `kueue`, kept)."""
     stack_config = load_stack_config(stack)
     kueue = {**(config(stack_config, "kueue") or {}), **(kueue or {}), "provisioningRequests": True}
-    return settings_for(stack_config, kueue=kueue, **overrides)
+    return build_platform(settings_for(stack_config, kueue=kueue, **overrides))
 
 
 def of_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
@@ -37,7 +39,7 @@ def of_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_off_by_default_nothing_changes(stack: str) -> None:
-    objects = builder_objects(settings_for(load_stack_config(stack)))
+    objects = builder_objects(platform_for(load_stack_config(stack)))
     assert not [o for o in objects if o["kind"] in CHECK_KINDS]
     assert not [o for o in objects if "admissionChecksStrategy" in o.get("spec", {})]
 
@@ -65,8 +67,8 @@ def test_managed_resources_are_the_gpu_resources_of_the_pools() -> None:
 
 
 def test_retries_use_the_stacks_requeuing_backoff() -> None:
-    settings = with_provisioning("dev", kueue={"backoffLimitCount": 2})
-    (prc,) = of_kind(builder_objects(settings), "ProvisioningRequestConfig").values()
+    platform = with_provisioning("dev", kueue={"backoffLimitCount": 2})
+    (prc,) = of_kind(builder_objects(platform), "ProvisioningRequestConfig").values()
     # backoffLimitCount from the override, base and max the documented defaults (README: 60, 3600).
     assert prc["spec"]["retryStrategy"] == {"backoffLimitCount": 2, "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600}
 
@@ -108,22 +110,24 @@ def test_prod_spot_queue_checks_only_its_spot_flavors() -> None:
         {**entry, "gpuQuota": {**entry["gpuQuota"], "t4spot": 2}} if entry["name"] == "team-a" else entry
         for entry in config(stack_config, "teams")
     ]
-    settings = with_provisioning("prod", gpuPools=pools, teams=teams)
-    queue_names = [q.cluster_queue for q in team_queues(settings.teams[0], settings.flavors, True)]
+    platform = with_provisioning("prod", gpuPools=pools, teams=teams)
+    assert platform.spot_opt_in
+    queue_names = [q.cluster_queue for q in platform.team("team-a").queues]
     assert queue_names == ["team-a", "team-a-spot"]
-    queues = of_kind(builder_objects(settings), "ClusterQueue")
+    queues = of_kind(builder_objects(platform), "ClusterQueue")
     (spot,) = queues["team-a-spot"]["spec"]["admissionChecksStrategy"]["admissionChecks"]
     (default,) = queues["team-a"]["spec"]["admissionChecksStrategy"]["admissionChecks"]
     assert spot["onFlavors"] == ["t4spot"]
     assert sorted(default["onFlavors"]) == ["a100", "a100mig", "a100serve", "h100"]
-    assert not [o for o in builder_objects(settings) if all_errors(o)]
+    assert not [o for o in builder_objects(platform) if all_errors(o)]
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_no_feature_gate_is_needed_in_the_manager_config(stack: str) -> None:
     # ProvisioningACC is GA since Kueue v0.14 and its gate was removed in v0.15: the controller always runs (when
     # the ProvisioningRequest API is served), and an unknown gate would stop the manager from starting.
-    on, off = with_provisioning(stack), settings_for(load_stack_config(stack))
+    on, off = with_provisioning(stack).settings, settings_for(load_stack_config(stack))
+    assert on.kueue.provisioning_requests and not off.kueue.provisioning_requests
     assert manager_config(on.kueue) == manager_config(off.kueue)
     assert "featureGates" not in manager_config(on.kueue)
 
@@ -134,6 +138,8 @@ def test_the_cluster_declares_the_autoscaler_capability_only_when_set() -> None:
 
 
 def test_the_pack_reads_the_names_the_program_writes() -> None:
-    # The pack runs without the program's modules: its own copies of the names must agree.
-    assert stack_rules.PROVISIONING_REQUESTS_TAG == PROVISIONING_REQUESTS_TAG
-    assert stack_rules.PROVISIONING_CONTROLLER == PROVISIONING_CONTROLLER
+    # The pack's rules must check the very tag and controller the program writes: they import them from
+    # components.core.naming instead of keeping copies of their own.
+    assert queueing_rules.PROVISIONING_REQUESTS_TAG == PROVISIONING_REQUESTS_TAG == "aks-mlops-provisioning-requests"
+    assert queueing_rules.PROVISIONING_CONTROLLER == PROVISIONING_CONTROLLER == "kueue.x-k8s.io/provisioning-request"
+    assert resource_rules.PROVISIONING_CONTROLLER == PROVISIONING_CONTROLLER

@@ -9,9 +9,10 @@ from dataclasses import replace
 import pytest
 
 from components.core.quotas import FlavorQuota
-from components.queueing.kueue import TeamQueue, kueue_custom_resources, manager_config, resource_groups, team_queues
+from components.model.teams import TeamQueue, team_queues
+from components.queueing.kueue import kueue_custom_resources, manager_config, resource_groups
 from components.queueing.topology import topologies, topology
-from tests.support.kueue import all_errors, builder_objects, stack_settings, topology_aware_settings
+from tests.support.kueue import all_errors, builder_objects, stack_platform, stack_settings, topology_aware_platform
 
 EXPECTED = {
     "dev": {"t4spot": ["kubernetes.azure.com/agentpool", "kubernetes.io/hostname"]},
@@ -24,8 +25,8 @@ EXPECTED = {
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_each_multi_node_pool_has_its_topology(stack: str) -> None:
-    settings = stack_settings(stack)
-    found = {t["metadata"]["name"]: t for t in topologies(settings.flavors)}
+    platform = stack_platform(stack)
+    found = {t["metadata"]["name"]: t for t in topologies(platform.gpu_flavors)}
     assert {name: [level["nodeLabel"] for level in t["spec"]["levels"]] for name, t in found.items()} == EXPECTED[stack]
     for name, manifest in found.items():
         assert manifest["apiVersion"] == "kueue.x-k8s.io/v1beta2"
@@ -35,14 +36,14 @@ def test_each_multi_node_pool_has_its_topology(stack: str) -> None:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_program_registers_them_and_no_flavor_references_them(stack: str) -> None:
-    settings = stack_settings(stack)
-    objects = builder_objects(settings)
+    platform = stack_platform(stack)
+    objects = builder_objects(platform)
     names = {o["metadata"]["name"] for o in objects if o["kind"] == "Topology"}
     assert names == set(EXPECTED[stack])
     # Neither stack opts in (components.config.pools: prod's h100 autoscales from zero).
     assert all("topologyName" not in o["spec"] for o in objects if o["kind"] == "ResourceFlavor")
     # Topologies first: a flavor that references one later finds it.
-    kinds = [o["kind"] for o in kueue_custom_resources(settings.teams, settings.flavors, settings.kueue, False)]
+    kinds = [o["kind"] for o in kueue_custom_resources(platform)]
     assert kinds[: len(names)] == ["Topology"] * len(names)
 
 
@@ -64,9 +65,9 @@ def test_kueue_leaves_the_rdma_resource_out_of_quota(stack: str) -> None:
     assert config["resources"] == {"excludeResourcePrefixes": ["rdma/"]}
 
 
-# --- a topology-aware pool (prod's h100 fixed at two nodes, tests.support.kueue.topology_aware_settings) -------------
+# --- a topology-aware pool (prod's h100 fixed at two nodes, tests.support.kueue.topology_aware_platform) -------------
 
-TOPOLOGY = topology_aware_settings()
+TOPOLOGY = topology_aware_platform()
 TOPOLOGY_OBJECTS = {(o["kind"], o["metadata"]["name"]): o for o in builder_objects(TOPOLOGY)}
 
 
@@ -82,12 +83,17 @@ def test_the_pools_flavor_names_its_topology_and_every_object_is_strictly_valid(
 
 def test_the_team_with_quota_on_the_pool_gets_a_queue_named_after_it() -> None:
     team_a, team_b = TOPOLOGY.teams
-    assert team_queues(team_a, TOPOLOGY.flavors, TOPOLOGY.spot_needs_opt_in) == [
-        TeamQueue("default", "team-a", None),
-        TeamQueue("h100", "team-a-h100", None, "h100"),
-    ]
+    a100, h100, a100mig, a100serve = (TOPOLOGY.flavors[name] for name in ("a100", "h100", "a100mig", "a100serve"))
+    # The default queue offers team-a's flavors without topology-aware admission (in Kueue's order), the pool's
+    # queue the pool alone.
+    assert team_a.queues == (
+        TeamQueue("default", "team-a", None, None, (a100, a100mig, a100serve)),
+        TeamQueue("h100", "team-a-h100", None, "h100", (h100,)),
+    )
+    assert team_queues(team_a.settings, team_a.flavors, TOPOLOGY.spot_opt_in) == team_a.queues
     # team-b has no h100 quota: no queue for it.
-    assert all(queue.pool is None for queue in team_queues(team_b, TOPOLOGY.flavors, TOPOLOGY.spot_needs_opt_in))
+    assert all(queue.pool is None for queue in team_b.queues)
+    assert all(not queue.offers(h100) for queue in team_b.queues)
     assert TOPOLOGY_OBJECTS["LocalQueue", "h100"] == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "LocalQueue",
@@ -131,9 +137,11 @@ def test_the_teams_other_queues_no_longer_offer_the_pool() -> None:
 
 
 def test_borrowing_and_lending_limits_scale_to_whole_nodes() -> None:
-    team_a = TOPOLOGY.teams[0]
-    limited = replace(team_a, gpu_quotas=(FlavorQuota("h100", 12, 4, 9),))
-    (group,) = resource_groups(limited, TOPOLOGY.flavors, TeamQueue("h100", "team-a-h100", None, "h100"))
+    team_a = TOPOLOGY.team("team-a")
+    limited = replace(team_a, settings=replace(team_a.settings, gpu_quotas=(FlavorQuota("h100", 12, 4, 9),)))
+    queue = team_a.queue("h100")
+    assert queue is not None
+    (group,) = resource_groups(limited, queue)
     assert group["flavors"][0]["resources"] == [
         # 12 GPUs: 2 nodes; borrowing 4: 1 node; lending 9: 2 nodes.
         {"name": "cpu", "nominalQuota": "192", "borrowingLimit": "96", "lendingLimit": "192"},
