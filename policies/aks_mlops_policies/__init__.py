@@ -1,7 +1,55 @@
-"""The rules of the aks-mlops policy pack, importable without starting the policy server."""
+"""The rules of the aks-mlops policy pack, importable without starting the policy server.
 
-from aks_mlops_policies.prod_rules import PROD_POLICIES
-from aks_mlops_policies.resource_rules import RESOURCE_POLICIES
-from aks_mlops_policies.stack_rules import STACK_POLICIES
+One module per domain: `cluster` (AKS hardening), `pools` (GPU, Spot and inference node pools), `images` (pinned
+images), `gpu` (GPU software, MIG, DCGM), `queueing` (Kueue flavors, quotas, admission checks), `integrations`
+(Kueue's install and job integrations), `topology` (topology-aware admission), `network` (RDMA and the memlock
+limit), `teams` (team namespaces, priorities, checkpoints), `monitoring` (alerts on scraped metrics), `serving`
+(InferenceServices and KServe's install) and `prod` (prod-only rules); `props` and `resources` hold the helpers that
+read resources.
 
-ALL_POLICIES = [*RESOURCE_POLICIES, *PROD_POLICIES, *STACK_POLICIES]
+The rules read the platform's own facts (label keys, taints, names, charts, image pinning, toleration matching) from
+`components.core`, the program's pure modules (standard library only), so the pack and the program cannot drift
+apart. The pack imports nothing else of the program: no settings, no domain, no Pulumi resource SDK
+(tests/project/test_policy_pack.py holds it to that).
+"""
+
+import sys
+from pathlib import Path
+
+# The Pulumi CLI runs the pack from the project's checkout (in CI, `pulumi preview --policy-pack policies`), with
+# policies/ as the working directory and a virtualenv of its own: `components` is importable only once the project
+# root (the parent of policies/) is on sys.path. Done here, before any rule module imports `components.core`, so the
+# package imports the same way from the CLI, the offline check and the tests.
+_PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+if _PROJECT_ROOT not in sys.path:
+    sys.path.insert(0, _PROJECT_ROOT)
+
+from aks_mlops_policies import (  # noqa: E402
+    cluster,
+    gpu,
+    images,
+    integrations,
+    monitoring,
+    network,
+    pools,
+    prod,
+    queueing,
+    serving,
+    teams,
+    topology,
+)
+
+ALL_POLICIES = [
+    *cluster.POLICIES,
+    *pools.POLICIES,
+    *images.POLICIES,
+    *gpu.POLICIES,
+    *queueing.POLICIES,
+    *integrations.POLICIES,
+    *topology.POLICIES,
+    *network.POLICIES,
+    *teams.POLICIES,
+    *monitoring.POLICIES,
+    *serving.POLICIES,
+    *prod.POLICIES,
+]

@@ -1,19 +1,27 @@
-"""Helpers that read resource properties the way Pulumi hands them to policies (camelCase dicts)."""
+"""Helpers that read resource properties the way Pulumi hands them to policies (camelCase dicts), and the type tokens
+the rules look for.
+
+The platform's facts (label keys, taints, names, chart names, image pinning) are not defined here: the rules import
+them from `components.core`, where the program takes them from too.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from components.core.serving import INFERENCE_SERVICE_API
+
+# How a rule reports a violation: `report(message)`, or `report(message, urn)` from a stack rule.
+Report = Callable[..., None]
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE_PREFIX = "kubernetes:kueue.x-k8s.io/"
-SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
-# The pool's derived GPU facts, as tags written by the program's GpuNodePool component.
-GPU_RESOURCE_TAG = "aks-mlops-gpu-resource"
-UNITS_PER_NODE_TAG = "aks-mlops-gpu-units-per-node"
+# KServe's custom resources, at any version of the API group the program's InferenceServices are of.
+KSERVE_PREFIX = f"kubernetes:{INFERENCE_SERVICE_API.split('/')[0]}/"
 # Azure's GPU VM families: NC, ND and NV sizes.
 GPU_VM_SIZE = re.compile(r"Standard_N[CDV]\w*", re.IGNORECASE)
 
@@ -32,30 +40,6 @@ def is_gpu_pool(props: Mapping[str, Any]) -> bool:
     return bool(GPU_VM_SIZE.fullmatch(str(props.get("vmSize", ""))))
 
 
-def parse_taint(text: str) -> tuple[str, str | None, str] | None:
-    match = re.fullmatch(r"([^=:]+)(?:=([^:]*))?:(\w+)", text)
-    return None if match is None else (match.group(1), match.group(2), match.group(3))
-
-
-def tolerates(tolerations: list[Mapping[str, Any]], taint: str) -> bool:
-    parsed = parse_taint(taint)
-    if parsed is None:
-        return False
-    key, value, effect = parsed
-    for toleration in tolerations:
-        if toleration.get("effect") not in (None, "", effect):
-            continue
-        if toleration.get("operator") == "Exists" and toleration.get("key") in (None, "", key):
-            return True
-        if (
-            toleration.get("key") == key
-            and toleration.get("operator", "Equal") == "Equal"
-            and toleration.get("value") == value
-        ):
-            return True
-    return False
-
-
 def containers(value: Any) -> Iterator[Mapping[str, Any]]:
     """Every container (and init container) of every pod spec nested anywhere in a manifest."""
     if isinstance(value, Mapping):
@@ -70,91 +54,13 @@ def containers(value: Any) -> Iterator[Mapping[str, Any]]:
             yield from containers(item)
 
 
-def image_problem(image: str) -> str | None:
-    """Why an image reference is not pinned, or None: `name:tag` (not latest) or `name@digest`."""
-    if "@" in image:
-        return None
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last:
-        return "has no tag"
-    if last.rsplit(":", 1)[1] == "latest":
-        return "uses the mutable tag latest"
-    return None
+def required_node_terms(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The nodeSelectorTerms of a pod spec's required node affinity (none: no such affinity)."""
+    required = get(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", default={})
+    return get(required, "nodeSelectorTerms", default=[]) or []
 
 
-def _component_image_problem(version: Any) -> str | None:
-    text = str(version or "")
-    return "has an empty version" if not text else ("uses the mutable version latest" if text == "latest" else None)
-
-
-def helm_value_images(values: Any, path: str = "values") -> Iterator[tuple[str, str | None]]:
-    """(path, problem) of every image a Helm values tree sets. Charts use three forms:
-    `image: repo:tag` strings, `{repository, tag}` objects, and (the GPU Operator's) objects of
-    `{repository, image, version}`, where `image` is only the name and `version` the tag."""
-    if isinstance(values, Mapping):
-        component_form = isinstance(values.get("image"), str) and ("version" in values or "repository" in values)
-        if component_form:
-            yield f"{path}.version", _component_image_problem(values.get("version"))
-        elif isinstance(values.get("repository"), str) and "tag" in values:
-            tag = str(values.get("tag") or "")
-            yield path, "has an empty tag" if not tag else ("uses the mutable tag latest" if tag == "latest" else None)
-        for key, item in values.items():
-            if key == "image" and isinstance(item, str):
-                if not component_form:
-                    yield f"{path}.image", image_problem(item)
-            else:
-                yield from helm_value_images(item, f"{path}.{key}")
-    elif isinstance(values, list):
-        for index, item in enumerate(values):
-            yield from helm_value_images(item, f"{path}[{index}]")
-
-
-# The labels AKS sets itself on every node of an agent pool (AKS docs "Use labels", reserved system labels, plus the
-# legacy `agentpool`): a copy of the program's components/core/fabric.py AKS_NODE_LABELS, held equal by a test
-# (tests/project/test_policy_pack.py), since the pack does not import the program.
-AKS_NODE_LABELS = (
-    "kubernetes.azure.com/agentpool",
-    "agentpool",
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "node.kubernetes.io/instance-type",
-    "topology.kubernetes.io/region",
-    "topology.kubernetes.io/zone",
-    "kubernetes.azure.com/cluster",
-    "kubernetes.azure.com/managedby",
-    "kubernetes.azure.com/mode",
-    "kubernetes.azure.com/role",
-    "kubernetes.io/hostname",
-    "kubernetes.azure.com/storageprofile",
-    "kubernetes.azure.com/storagetier",
-    "kubernetes.azure.com/node-image-version",
-    "kubernetes.azure.com/os-sku",
-    "kubernetes.azure.com/sku-cpu",
-    "kubernetes.azure.com/sku-memory",
-    "kubernetes.azure.com/nodepool-type",
-)
-ZONE_LABEL = "topology.kubernetes.io/zone"
-# The label the program puts on a pool's Kueue objects (flavors, topologies): components/queueing/topology.py.
-GPU_POOL_LABEL = "aks-mlops/gpu-pool"
-
-
-# --- KServe serving --------------------------------------------------------------------------------------------------
-# Copies of the program's names (components/core/naming.py, components/core/serving.py, components/config/pools.py),
-# held equal by tests/project/test_policy_pack.py, since the pack does not import the program.
-
-KSERVE_PREFIX = "kubernetes:serving.kserve.io/"
-# The pool-name labels a pod can select a node pool by: AKS's own and the legacy one AKS still sets.
-POOL_NAME_LABELS = ("agentpool", "kubernetes.azure.com/agentpool")
-# GPU pools are labelled `workload: <role>`; serving belongs on the `inference` ones.
-WORKLOAD_LABEL = "workload"
-INFERENCE_WORKLOAD = "inference"
-# The taint the program puts on inference pools (components.core.scheduling.INFERENCE_TAINT), as AKS writes it.
-INFERENCE_TAINT = "aks-mlops/workload=inference:NoSchedule"
-SERVING_PRIORITY = "inference-critical"
-PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
-DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
-STANDARD_MODE = "Standard"
-LEGACY_STANDARD_MODE = "RawDeployment"
+# --- KServe: how it reads an InferenceService -------------------------------------------------------------------
 
 
 def is_kserve_kind(resource_type: str, kind: str) -> bool:

@@ -11,7 +11,7 @@ import copy
 
 import pytest
 
-from offline.engine import ProgramRun
+from offline.harness.engine import ProgramRun
 from tests.support.policy import CASES, CLUSTER, Case, reported
 
 

@@ -14,10 +14,12 @@ from aks_mlops_policies import ALL_POLICIES
 from pulumi_policy import StackValidationPolicy
 
 from components.config.loader import load_settings
+from components.model.platform import build_platform
 from components.workloads.serving import SERVING_FILE, serving_workloads
-from offline.engine import ProgramRun, load_stack_config, stack_settings_raw
-from offline.plan import storage_account_name
-from offline.policy_check import check, load_policy_config, mandatory
+from offline.harness.engine import ProgramRun
+from offline.plan.policy import check, load_policy_config, mandatory
+from offline.plan.write import storage_account_name
+from offline.stacks import load_stack_config, stack_settings_raw
 from tests.support.policy import (
     ADVISORY_RULE,
     GUARDRAIL_CASES,
@@ -418,8 +420,8 @@ def test_the_platforms_own_inference_services_pass_the_serving_rules(
 ) -> None:
     """The reference InferenceServices the offline plan renders (components.workloads.serving), as a stack that
     manages them with Pulumi would hand them to the pack: one layer's paved road is the other's compliant case."""
-    settings = load_settings(stack_settings_raw(load_stack_config(stack)))
-    references = serving_workloads(settings, storage_account_name(stack_runs[stack]))
+    platform = build_platform(load_settings(stack_settings_raw(load_stack_config(stack))))
+    references = serving_workloads(platform, storage_account_name(stack_runs[stack]))
     assert references, "no serving team: the case would be vacuous"
 
     def add_references(policy_stack: PolicyStack) -> None:

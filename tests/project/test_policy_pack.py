@@ -1,27 +1,26 @@
-"""The policy pack as part of the project: its rules' names, the constants it shares with the program,
+"""The policy pack as part of the project: its rules' names, the facts it reads from the program's core,
 the per-stack policy config files, and the pack's own project files. None of these runs the program.
 """
 
 from __future__ import annotations
 
+import ast
+import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from aks_mlops_policies import ALL_POLICIES, prod_rules, props, stack_rules
-from aks_mlops_policies.props import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
-from aks_mlops_policies.stack_rules import OPERATOR_DCGM_LABELS
+from aks_mlops_policies import ALL_POLICIES, props
 from pulumi_policy import EnforcementLevel
 
-from components import compute
-from components.config import pools
-from components.core import fabric, naming, scheduling, serving, versions
-from components.monitoring import scraping
-from components.network import memlock
-from components.queueing import topology
-from offline.policy_check import POLICY_DIR, effective_enforcement, load_policy_config
-from offline.policy_check import policy_properties as properties
+from components.core import serving
+from offline.plan.policy import POLICY_DIR, effective_enforcement, load_policy_config
+from offline.plan.policy import policy_properties as properties
 from tests.support.policy import ADVISORY_RULE, POLICIES, PROD_RULES
 
 # --- the rules and their per-stack config ---------------------------------------------------------
@@ -33,53 +32,12 @@ def test_policy_is_kebab_case_and_described(policy: Any) -> None:
     assert policy.description and policy.description.strip()
 
 
-def test_pack_constants_match_the_program() -> None:
-    """The rules read what the program writes: the pools' fact tags and the operator's DCGM labels."""
-    assert GPU_RESOURCE_TAG == compute.GPU_RESOURCE_TAG
-    assert UNITS_PER_NODE_TAG == compute.UNITS_PER_NODE_TAG
-    assert OPERATOR_DCGM_LABELS == scraping.OPERATOR_DCGM_POD_LABELS
-    assert prod_rules.DATA_CLAIMS == (naming.DATASETS_CLAIM, naming.CHECKPOINTS_CLAIM)
-
-
-def test_pack_knows_the_labels_aks_sets_as_the_program_does() -> None:
-    """The topology rule accepts levels on the labels AKS sets itself: the pack's copy of that list is the program's,
-    and so is the pool label of the Topologies."""
-    assert props.AKS_NODE_LABELS == fabric.AKS_NODE_LABELS
-    assert props.ZONE_LABEL == fabric.ZONE_LABEL
-    assert props.GPU_POOL_LABEL == topology.POOL_LABEL
-
-
-def test_pack_knows_the_memlock_label_the_program_sets() -> None:
-    """`rdma-only-where-memlock-lifted` finds the lifting DaemonSet by the label it sets."""
-    assert (stack_rules.MEMLOCK_LABEL, stack_rules.MEMLOCK_LABEL_VALUE) == (
-        memlock.MEMLOCK_LABEL,
-        memlock.MEMLOCK_LABEL_VALUE,
-    )
-
-
-def test_pack_knows_the_serving_names_the_program_uses() -> None:
-    """The serving rules find InferenceServices, inference pools, the serving priority and KServe's charts by the
-    names the program gives them."""
-    assert f"kubernetes:{serving.INFERENCE_SERVICE_API.split('/')[0]}/" == props.KSERVE_PREFIX
-    assert serving.SERVING_RUNTIME_API.startswith(props.KSERVE_PREFIX.removeprefix("kubernetes:"))
-    assert set(props.POOL_NAME_LABELS) <= set(fabric.AKS_NODE_LABELS)
-    assert props.WORKLOAD_LABEL in pools.PLATFORM_LABELS
-    assert props.INFERENCE_WORKLOAD == pools.INFERENCE_WORKLOAD
-    assert str(scheduling.INFERENCE_TAINT) == props.INFERENCE_TAINT
-    assert (props.SERVING_PRIORITY, props.PRIORITY_CLASS_LABEL) == (
-        naming.SERVING_PRIORITY,
-        naming.PRIORITY_CLASS_LABEL,
-    )
-    assert (props.DEPLOYMENT_MODE_ANNOTATION, props.STANDARD_MODE) == (
-        serving.DEPLOYMENT_MODE_ANNOTATION,
-        serving.STANDARD_MODE,
-    )
-    assert versions.KSERVE.chart == stack_rules.KSERVE_CHART
-    assert [chart for chart, _ in stack_rules.KSERVE_PREREQUISITES] == [
-        versions.KSERVE_CRD.chart,
-        versions.CERT_MANAGER.chart,
-        versions.ENVOY_GATEWAY.chart,
-    ]
+def test_pack_finds_every_kserve_kind_by_the_programs_api_group() -> None:
+    """The serving and image rules find KServe's kinds (InferenceServices, ServingRuntimes) by the API group of the
+    program's InferenceServices, at any version."""
+    assert props.is_kserve_kind(f"kubernetes:{serving.INFERENCE_SERVICE_API}:InferenceService", "InferenceService")
+    assert props.is_kserve_kind(f"kubernetes:{serving.SERVING_RUNTIME_API}:ServingRuntime", "ServingRuntime")
+    assert not props.is_kserve_kind("kubernetes:apps/v1:Deployment", "InferenceService")
 
 
 def test_canary_predictor_is_the_stable_one_with_its_fields_over_it() -> None:
@@ -152,3 +110,90 @@ def test_pack_project_file() -> None:
 def test_pack_requirements_pin_pulumi_policy() -> None:
     lines = [line.strip() for line in (POLICY_DIR / "requirements.txt").read_text().splitlines()]
     assert any(re.fullmatch(r"pulumi-policy==\d+\.\d+\.\d+", line) for line in lines)
+
+
+# --- where the pack runs: from the project's checkout, reading the program's core facts ----------------------------
+
+PROJECT_ROOT = POLICY_DIR.parent
+RESOURCE_SDKS = ("pulumi_azure_native", "pulumi_kubernetes")
+
+
+def pack_sources() -> list[Path]:
+    """The pack's own Python files (not a virtualenv the Pulumi CLI may have made in the folder)."""
+    skipped = {"venv", ".venv", "site-packages", "__pycache__"}
+    return sorted(path for path in POLICY_DIR.rglob("*.py") if not skipped & set(path.relative_to(POLICY_DIR).parts))
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (`from components import core` counts as `components.core`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            if node.module == "components":
+                found |= {f"components.{alias.name}" for alias in node.names}
+            else:
+                found.add(node.module)
+    return found
+
+
+def test_pack_reads_only_the_programs_core() -> None:
+    """The pack reads the platform's facts from `components.core` (pure, standard library only), never the settings
+    layer, a domain or a Pulumi resource SDK: its own virtualenv has none of them, and nothing else is a fact."""
+    sources = pack_sources()
+    assert POLICY_DIR / "__main__.py" in sources and len(sources) > 2
+    for path in sources:
+        for module in imported_modules(path):
+            root = module.split(".")[0]
+            if root == "components":
+                assert module == "components.core" or module.startswith("components.core."), (path, module)
+            assert root not in RESOURCE_SDKS, (path, module)
+
+
+def test_pack_main_puts_the_project_root_on_the_path_before_the_rules() -> None:
+    text = (POLICY_DIR / "__main__.py").read_text()
+    assert "Path(__file__).resolve().parent.parent" in text
+    assert text.index("sys.path.insert(0, PROJECT_ROOT)") < text.index("from aks_mlops_policies import ALL_POLICIES")
+
+
+# Run in the policies folder as the Pulumi CLI runs the pack (`python -m pulumi.policy <engine> .` runs
+# `runpy.run_path(".")` there), with a stand-in for PolicyPack, whose constructor would start the gRPC server.
+RUN_AS_THE_CLI = """
+import json, runpy, sys
+import pulumi_policy
+packs = []
+pulumi_policy.PolicyPack = lambda **kwargs: packs.append(kwargs)
+runpy.run_path(".", run_name="__main__")
+(pack,) = packs
+RESOURCE_SDKS = ("pulumi_azure_native", "pulumi_kubernetes")
+print(json.dumps({
+    "name": pack["name"],
+    "policies": [policy.name for policy in pack["policies"]],
+    "modules": sorted(m for m in sys.modules if m.split(".")[0] in ("components", *RESOURCE_SDKS)),
+    "core": sys.modules["components.core"].__file__,
+}))
+"""
+
+
+def run_in_policy_dir(code: str) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=POLICY_DIR, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_rules_import_from_the_policy_folder() -> None:
+    """The package alone puts the project root on the path (the offline check and the tests import it first)."""
+    result = run_in_policy_dir("import sys; sys.argv = ['x']; import aks_mlops_policies")
+    assert result.returncode == 0, result.stderr
+
+
+def test_pack_runs_from_the_policy_folder_as_the_cli_runs_it() -> None:
+    result = run_in_policy_dir(RUN_AS_THE_CLI)
+    assert result.returncode == 0, result.stderr
+    pack = json.loads(result.stdout)
+    assert pack["name"] == "aks-mlops"
+    assert pack["policies"] == [policy.name for policy in ALL_POLICIES]
+    assert Path(pack["core"]).resolve().is_relative_to(PROJECT_ROOT.resolve())
+    assert all(module == "components" or module.startswith("components.core") for module in pack["modules"]), pack

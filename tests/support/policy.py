@@ -1,7 +1,7 @@
 """The policy pack's test vocabulary, shared by the program tests of the resource and stack rules.
 
 A case starts from the resources the real program registers for a stack (`stack_runs`), turned into the
-policy SDK's resources by `offline.policy_check.to_policy_resources` and deep-copied (`PolicyStack`), then
+policy SDK's resources by `offline.plan.policy.to_policy_resources` and deep-copied (`PolicyStack`), then
 mutated (`setting`, `options`, `combine`, and the pod-bearing `job` and `pytorch_job`), so the rules are
 tested on exactly the shapes the Pulumi CLI hands them. `ok` and `bad` make a compliant or violating
 `Case`; `reported` validates one the way the CLI does.
@@ -32,8 +32,9 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from offline.engine import ProgramRun, load_stack_config, run_stack
-from offline.policy_check import load_policy_config, policy_properties, to_policy_resources
+from offline.harness.engine import ProgramRun, run_stack
+from offline.plan.policy import load_policy_config, policy_properties, to_policy_resources
+from offline.stacks import load_stack_config
 from tests.support.kueue import topology_aware_pools
 
 POLICIES = {policy.name: policy for policy in ALL_POLICIES}
@@ -509,13 +510,15 @@ RESOURCE_CASES = [
         "no-latest-or-untagged-images",
         "dev",
         job(container("trainer", f"{TRAINER}:latest")),
-        "team-a-train: container trainer image 'ghcr.io/acme/trainer:latest' uses the mutable tag latest",
+        "team-a-train: container trainer image 'ghcr.io/acme/trainer:latest' is not pinned: give a version tag or a "
+        "digest, never latest",
     ),
     bad(
         "no-latest-or-untagged-images",
         "dev",
         job(container("trainer", f"{TRAINER}:1.4.2"), init=(container("fetch", "myregistry.io:5000/fetch"),)),
-        "team-a-train: container fetch image 'myregistry.io:5000/fetch' has no tag",
+        "team-a-train: container fetch image 'myregistry.io:5000/fetch' is not pinned: give a version tag or a digest, "
+        "never latest",
         "untagged-init-container",
     ),
     bad(
@@ -529,7 +532,7 @@ RESOURCE_CASES = [
         "no-latest-or-untagged-images",
         "dev",
         setting("scraping-dcgm-exporter", "values.image", "nginx"),
-        "Helm release scraping-dcgm-exporter: values.image has no tag",
+        "Helm release scraping-dcgm-exporter: values.image is not pinned: give a version tag or a digest, never latest",
         "helm-untagged-string",
     ),
     # The GPU Operator chart (which prod installs) pins images as {repository, image, version}:
@@ -566,16 +569,16 @@ RESOURCE_CASES = [
         "no-latest-or-untagged-images",
         "prod",
         setting(VLLM_RUNTIME, "spec.containers.0.image", "vllm/vllm-openai:latest"),
-        "team-a-serving-runtime-vllm: container kserve-container image 'vllm/vllm-openai:latest' uses the mutable tag "
-        "latest; pin a version tag or digest",
+        "team-a-serving-runtime-vllm: container kserve-container image 'vllm/vllm-openai:latest' is not pinned: give "
+        "a version tag or a digest, never latest; pin a version tag or digest",
         "serving-runtime-latest",
     ),
     bad(
         "no-latest-or-untagged-images",
         "dev",
         setting("team-a-serving-runtime-triton", "spec.containers.0.image", "nvcr.io/nvidia/tritonserver"),
-        "team-a-serving-runtime-triton: container kserve-container image 'nvcr.io/nvidia/tritonserver' has no tag; pin "
-        "a version tag or digest",
+        "team-a-serving-runtime-triton: container kserve-container image 'nvcr.io/nvidia/tritonserver' is not pinned: "
+        "give a version tag or a digest, never latest; pin a version tag or digest",
         "serving-runtime-untagged",
     ),
     # An InferenceService's model spec is a container of its own: an image there overrides the runtime's.
@@ -589,8 +592,8 @@ RESOURCE_CASES = [
         "no-latest-or-untagged-images",
         "prod",
         combine(PROD_SERVICE, setting(SERVICE, "spec.canary.0.predictor.model.image", "vllm/vllm-openai:latest")),
-        "team-a-reference-llm: spec.canary[0].predictor.model image 'vllm/vllm-openai:latest' uses the mutable tag "
-        "latest; pin a version tag or digest",
+        "team-a-reference-llm: spec.canary[0].predictor.model image 'vllm/vllm-openai:latest' is not pinned: give a "
+        "version tag or a digest, never latest; pin a version tag or digest",
         "inference-service-canary-model-latest",
     ),
     bad(
@@ -600,16 +603,16 @@ RESOURCE_CASES = [
             DEV_SERVICE,
             setting(SERVICE, "spec.predictor.containers", [container("kserve-container", "ghcr.io/acme/server")]),
         ),
-        "team-a-reference-llm: container kserve-container image 'ghcr.io/acme/server' has no tag; pin a version tag "
-        "or digest",
+        "team-a-reference-llm: container kserve-container image 'ghcr.io/acme/server' is not pinned: give a version "
+        "tag or a digest, never latest; pin a version tag or digest",
         "inference-service-custom-container-untagged",
     ),
     bad(
         "no-latest-or-untagged-images",
         "prod",
         setting("kserve-storage-container", "spec.container.image", "kserve/storage-initializer:latest"),
-        "kserve-storage-container: spec.container image 'kserve/storage-initializer:latest' uses the mutable tag "
-        "latest; pin a version tag or digest",
+        "kserve-storage-container: spec.container image 'kserve/storage-initializer:latest' is not pinned: give a "
+        "version tag or a digest, never latest; pin a version tag or digest",
         "storage-initializer-latest",
     ),
     # --- GPU requests ----------------------------------------------------------------------------

@@ -11,10 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aks_mlops_policies import queueing as queueing_rules
-from aks_mlops_policies import resources as resource_rules
 
-from components.core.naming import PROVISIONING_CONTROLLER, PROVISIONING_REQUESTS_TAG, cluster_capability_tags
+from components.core.naming import cluster_capability_tags
 from components.model.platform import Platform, build_platform
 from components.queueing.kueue import manager_config
 from components.queueing.provisioning import CHECK_CAPACITY_CLASS
@@ -135,11 +133,3 @@ def test_no_feature_gate_is_needed_in_the_manager_config(stack: str) -> None:
 def test_the_cluster_declares_the_autoscaler_capability_only_when_set() -> None:
     assert cluster_capability_tags(True) == {"aks-mlops-provisioning-requests": "true"}
     assert cluster_capability_tags(False) == {}
-
-
-def test_the_pack_reads_the_names_the_program_writes() -> None:
-    # The pack's rules must check the very tag and controller the program writes: they import them from
-    # components.core.naming instead of keeping copies of their own.
-    assert queueing_rules.PROVISIONING_REQUESTS_TAG == PROVISIONING_REQUESTS_TAG == "aks-mlops-provisioning-requests"
-    assert queueing_rules.PROVISIONING_CONTROLLER == PROVISIONING_CONTROLLER == "kueue.x-k8s.io/provisioning-request"
-    assert resource_rules.PROVISIONING_CONTROLLER == PROVISIONING_CONTROLLER

@@ -1,15 +1,18 @@
-"""Rules that production stacks must follow; `config/dev.json` disables them for dev stacks."""
+"""Rules that production stacks must follow; `config/dev.json` disables them for dev stacks.
+
+Stateful resources are protected (by type, plus the teams' namespaces and data claims, found by the program's team
+label and claim names), and the cluster has a restricted API server, Defender and an uptime SLA.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, ResourceValidationPolicy
 
-from aks_mlops_policies.props import get
-from aks_mlops_policies.resource_rules import cluster_rule
+from aks_mlops_policies.cluster import cluster_rule
+from aks_mlops_policies.props import Report, get
+from components.core.labels import TEAM_LABEL
+from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM
 
-Report = Callable[..., None]
 DEFAULT_PROTECTED_TYPES = [
     "azure-native:resources:ResourceGroup",
     "azure-native:containerservice:ManagedCluster",
@@ -19,10 +22,8 @@ DEFAULT_PROTECTED_TYPES = [
     "azure-native:storage:BlobContainer",
     "azure-native:monitor:AzureMonitorWorkspace",
 ]
-# The team claims that hold data (the program's components.core.naming; a test keeps the two equal).
-DATA_CLAIMS = ("datasets", "checkpoints")
-# Team namespaces carry this label; deleting one deletes every claim in it.
-TEAM_LABEL = "team"
+# The team claims that hold data. Team namespaces carry the team label; deleting one deletes every claim in it.
+DATA_CLAIMS = (DATASETS_CLAIM, CHECKPOINTS_CLAIM)
 
 
 def _is_team_data(args: ResourceValidationArgs) -> bool:
@@ -82,7 +83,7 @@ prod_standard_tier = cluster_rule(
     ),
 )
 
-PROD_POLICIES = [
+POLICIES = [
     prod_stateful_resources_protected,
     prod_api_server_restricted,
     prod_defender_enabled,
