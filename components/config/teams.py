@@ -28,7 +28,7 @@ RESERVED_NAMESPACES = frozenset(
         "app-routing-system", *PLATFORM_NAMESPACES,
     }
 )  # fmt: skip
-# A team's spot ClusterQueue is `<team>-spot` (components.queueing.kueue.team_queues).
+# A team's spot ClusterQueue is `<team>-spot` (components.model.teams.team_queues).
 SPOT_QUEUE_SUFFIX = f"-{SPOT_QUEUE}"
 # Azure Files premium shares are billed and sized from 100 GiB up.
 MIN_PREMIUM_FILE_SHARE = 100 * GIB

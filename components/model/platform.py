@@ -50,7 +50,10 @@ class Platform:
         return MappingProxyType({flavor.name: flavor.pool for flavor in self.gpu_flavors})
 
     def flavor(self, name: str) -> GpuFlavor:
-        return next(flavor for flavor in self.gpu_flavors if flavor.name == name)
+        for flavor in self.gpu_flavors:
+            if flavor.name == name:
+                return flavor
+        raise KeyError(f"no GPU flavor {name!r}; flavors: {', '.join(f.name for f in self.gpu_flavors)}")
 
     @property
     def serving_pools(self) -> tuple[GpuPoolFacts, ...]:
@@ -90,7 +93,10 @@ class Platform:
         return tuple(team.namespace for team in self.teams)
 
     def team(self, name: str) -> Team:
-        return next(team for team in self.teams if team.name == name)
+        for team in self.teams:
+            if team.name == name:
+                return team
+        raise KeyError(f"no team {name!r}; teams: {', '.join(team.name for team in self.teams)}")
 
     def team_in(self, namespace: str | None) -> Team | None:
         return next((team for team in self.teams if team.namespace == namespace), None)

@@ -125,7 +125,8 @@ class Team:
 
     @property
     def default_queue(self) -> TeamQueue:
-        return next(queue for queue in self.queues if queue.is_default)
+        """The `default` LocalQueue's (team_queues puts it first: every team has one)."""
+        return self.queues[0]
 
     def quota(self, facts: GpuPoolFacts) -> FlavorQuota | None:
         return next((quota for quota in self.settings.gpu_quotas if quota.flavor == facts.name), None)
@@ -138,7 +139,10 @@ class Team:
     def queue_offering(self, facts: GpuPoolFacts) -> TeamQueue:
         """The team's queue whose ClusterQueue offers the flavor (the spot queue for a spot flavor where spot needs
         opting in, the pool's own queue for a topology-aware pool, else the default queue)."""
-        return next(queue for queue in self.queues if _offered_by(queue.spot, queue.pool, facts))
+        for queue in self.queues:
+            if _offered_by(queue.spot, queue.pool, facts):
+                return queue
+        raise KeyError(f"team {self.name} has no queue offering pool {facts.name}")
 
     def queue(self, local_queue: str) -> TeamQueue | None:
         return next((queue for queue in self.queues if queue.local_queue == local_queue), None)

@@ -148,7 +148,7 @@ def network_operator_values(pools: Sequence[GpuPoolFacts], gpu_software: str) ->
 
 @dataclass(frozen=True)
 class NetworkOperatorArgs:
-    # The pools' facts (the InfiniBand ones get RDMA) and the GPU software beside which the operator runs.
+    # The pools' facts (the InfiniBand ones get RDMA) and the GPU software (`gpuSoftware`) beside which it runs.
     platform: Platform
     provider: pulumi.ProviderResource
     # The GPU software's release: where the GPU Operator runs, its NFD (and NFD's CRDs, which the chart's

@@ -15,7 +15,7 @@ A pool's ResourceFlavor references its Topology (`spec.topologyName`) only where
 * it admits only pod sets that request topology-aware scheduling ("Flavor %q supports only
   TopologyAwareScheduling"), which every pod set of a ClusterQueue whose flavors all have a topology does implicitly.
   The CPU flavor cannot have one (a topology needs nodeLabels), so the pool gets a ClusterQueue of its own per team,
-  behind a LocalQueue named after the pool (components.queueing.kueue.team_queues);
+  behind a LocalQueue named after the pool (components.model.teams.team_queues);
 * a pod set that requests it gets every resource it asks for from that one flavor (the CPU flavor is refused: "does
   not support TopologyAwareScheduling"), so that ClusterQueue holds CPU and memory quota on the pool's flavor too;
 * topology assignment counts only Ready nodes, and Kueue brings in the cluster autoscaler only through the
