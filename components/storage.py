@@ -56,7 +56,9 @@ DATA_CLASSES = (DATASETS_CLASS, CHECKPOINTS_CLASS)
 def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str]) -> list[dict[str, Any]]:
     """The platform's classes, each with its reclaim policy (`Platform.reclaim_policies`)."""
 
-    def storage_class(name: str, provisioner: str, parameters: dict[str, str], reclaim: str, mount: list[str]):
+    def storage_class(
+        name: str, provisioner: str, parameters: dict[str, str], reclaim: str, mount: list[str]
+    ) -> dict[str, Any]:
         return {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "StorageClass",

@@ -317,7 +317,7 @@ class TeamWorkspace(PlatformComponent):
             container_name=team.names.blob_container,
             account_name=args.storage_account_name,
             resource_group_name=azure.resource_group_name,
-            public_access="None",
+            public_access=storage.PublicAccess.NONE,
             # Blob containers take no ARM tags (their metadata names must be C# identifiers, which `cost-center`
             # is not); their cost is billed to the storage account, which carries the stack's tags.
             opts=self.child(protect=keep),

@@ -108,7 +108,7 @@ class ConfigNode:
         self._require_present()
         value = self.value
         if self._from_engine and value in ("true", "false"):
-            return value == "true"
+            return bool(value == "true")
         if not isinstance(value, bool):
             raise self.fail("must be true or false")
         return value

@@ -105,7 +105,8 @@ def read_documents(path: Path) -> tuple[list[Document], list[Finding]]:
 def describe(manifest: Any) -> str:
     if not isinstance(manifest, Mapping):
         return f"a {type(manifest).__name__}, not an object"
-    meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), Mapping) else {}
+    metadata = manifest.get("metadata")
+    meta = metadata if isinstance(metadata, Mapping) else {}
     return f"{manifest.get('apiVersion')} {manifest.get('kind')}/{meta.get('name')}"
 
 

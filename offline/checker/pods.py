@@ -430,7 +430,7 @@ def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:
         )
         return
     if not gpus:
-        pools = scope.queue.flavors
+        pools = list(scope.queue.flavors)
     level = role.annotations[key]
     for facts in pools:
         if key in TOPOLOGY_LEVEL_ANNOTATIONS and level not in facts.topology_levels:

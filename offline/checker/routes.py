@@ -32,7 +32,7 @@ from components.core.serving import (
     predictor_service_name,
 )
 from offline.checker.normalize import INFERENCE_SERVICE_KIND, canaries, mapping, object_name, percent, predictor_name
-from offline.checker.rules import Problem
+from offline.checker.scope import Problem
 
 CHECK = "canary-route"
 ROUTE_KIND = "HTTPRoute"

@@ -150,8 +150,10 @@ def check_canary(scope: Scope) -> Iterator[Problem]:
         return
     predictor = mapping(workload.spec.get("predictor"))
     minimum = predictor.get("minReplicas")
-    replicas_set = isinstance(minimum, int) and not isinstance(minimum, bool)
-    stable = _Stable(workload.name, predictor_name(predictor), minimum if replicas_set else 1, replicas_set)
+    replicas = minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else None
+    stable = _Stable(
+        workload.name, predictor_name(predictor), 1 if replicas is None else replicas, replicas is not None
+    )
     names: dict[str, int] = {}
     shares: list[tuple[str, int]] = []
     for index, canary in enumerate(entries):

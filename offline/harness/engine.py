@@ -194,4 +194,8 @@ def run_stack(
     config = {**namespaced(load_stack_config(stack, project_dir)), **namespaced(overrides or {})}
     config = {key: value for key, value in config.items() if value is not None}
     main = str(project_dir / "__main__.py")
-    return run_program(lambda: runpy.run_path(main, run_name="__main__"), config, stack, raise_on_error=raise_on_error)
+
+    def program() -> None:
+        runpy.run_path(main, run_name="__main__")
+
+    return run_program(program, config, stack, raise_on_error=raise_on_error)

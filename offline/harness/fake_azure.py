@@ -148,20 +148,22 @@ class FakeAzure(pulumi.runtime.Mocks):
             state["principalId"] = IDENTITY_PRINCIPAL_ID
             state["clientId"] = IDENTITY_CLIENT_ID
             state["tenantId"] = TENANT_ID
-        identity = state.get("identity")
-        if isinstance(identity, dict) and identity.get("type") == "SystemAssigned":
-            state["identity"] = {**identity, "principalId": IDENTITY_PRINCIPAL_ID, "tenantId": TENANT_ID}
+        requested = state.get("identity")
+        if isinstance(requested, dict) and requested.get("type") == "SystemAssigned":
+            state["identity"] = {**requested, "principalId": IDENTITY_PRINCIPAL_ID, "tenantId": TENANT_ID}
         return resource_id, state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        """An invoke's result and its check failures (none)."""
         if args.token == "azure-native:authorization:getClientConfig":
-            return {
+            config = {
                 "subscriptionId": SUBSCRIPTION_ID,
                 "tenantId": TENANT_ID,
                 "objectId": DEPLOYER_OBJECT_ID,
                 "clientId": DEPLOYER_OBJECT_ID,
             }
+            return config, []
         if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            kubeconfig = user_kubeconfig(args.args["resourceName"])
-            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}]}
+            kubeconfig = base64.b64encode(user_kubeconfig(args.args["resourceName"]).encode()).decode()
+            return {"kubeconfigs": [{"name": "clusterUser", "value": kubeconfig}]}, []
         raise NotImplementedError(f"the offline engine has no answer for invoke {args.token}")

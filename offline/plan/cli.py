@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
@@ -99,5 +100,8 @@ def main(argv: Sequence[str]) -> int:
     return 1 if blocking else 0
 
 
-def _read_json(path: Path) -> dict:
-    return json.loads((path if path.is_absolute() else Path.cwd() / path).read_text())
+def _read_json(path: Path) -> dict[str, Any]:
+    loaded = json.loads((path if path.is_absolute() else Path.cwd() / path).read_text())
+    if not isinstance(loaded, dict):
+        raise SystemExit(f"{path}: a policy config is a JSON object")
+    return loaded

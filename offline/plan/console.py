@@ -41,8 +41,9 @@ def object_name(resource: CapturedResource) -> str:
     parents = ("resourceName", "accountName")
     own = [key for key in inputs if key.endswith("Name") and key not in (*_OTHER_NAMES, *parents)]
     for key in (*own, *parents, "name", "resourceGroupName"):
-        if isinstance(inputs.get(key), str):
-            return inputs[key]
+        value = inputs.get(key)
+        if isinstance(value, str):
+            return value
     return ""
 
 

@@ -21,6 +21,7 @@ from pulumi_policy import (
     ResourceValidationArgs,
     ResourceValidationPolicy,
     StackValidationArgs,
+    StackValidationPolicy,
 )
 
 from offline.harness.engine import CapturedResource, ProgramRun
@@ -116,7 +117,12 @@ def check(run: ProgramRun, config: Mapping[str, Any]) -> list[Violation]:
             continue
         properties = policy_properties(policy, config)
 
-        def report(message: str, urn: str | None = None, policy_name: str = policy.name, level=level) -> None:
+        def report(
+            message: str,
+            urn: str | None = None,
+            policy_name: str = policy.name,
+            level: EnforcementLevel = level,
+        ) -> None:
             violations.append(Violation(policy_name, level.value, urn, message))
 
         if isinstance(policy, ResourceValidationPolicy):
@@ -124,9 +130,15 @@ def check(run: ProgramRun, config: Mapping[str, Any]) -> list[Violation]:
                 args = ResourceValidationArgs(
                     resource.resource_type, resource.props, resource.urn, resource.name, resource.opts, None, properties
                 )
-                policy.validate(args, lambda message, urn=None, r=resource: report(message, urn or r.urn))
-        else:
+
+                def report_on(message: str, urn: str | None = None, resource: PolicyResource = resource) -> None:
+                    report(message, urn or resource.urn)
+
+                policy.validate(args, report_on)
+        elif isinstance(policy, StackValidationPolicy):
             policy.validate(StackValidationArgs(list(resources.values()), properties), report)
+        else:
+            raise TypeError(f"{policy.name}: the pack holds resource and stack policies only")
     # In a stable order, whatever order the program registered its resources in.
     return sorted(violations, key=lambda v: (v.policy, v.resource or "", v.message))
 
