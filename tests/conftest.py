@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from offline.engine import ProgramRun, load_stack_config, run_stack, stack_files
+from offline.harness.engine import ProgramRun, run_stack
+from offline.stacks import load_stack_config, stack_files
 
 STACKS = sorted(stack_files())
 

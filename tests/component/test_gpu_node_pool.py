@@ -13,7 +13,8 @@ from pulumi_azure_native import containerservice as aks
 from components.compute import GpuNodePool, GpuNodePoolArgs, agent_pool_args
 from components.config.pools import GpuPoolSettings
 from components.core.pool_facts import GpuPoolFacts
-from offline.engine import CapturedResource, load_stack_config
+from offline.harness.engine import CapturedResource
+from offline.stacks import load_stack_config
 from tests.support.config import gpu_pool, mig_pool, settings_for
 from tests.support.engine import TEST_AZURE, registered_inputs, run_component
 

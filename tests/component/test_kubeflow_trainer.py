@@ -8,19 +8,14 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components.core.placement import system_placement
-from components.training import (
-    KubeflowTrainer,
-    KubeflowTrainerArgs,
-    TrainingPodDefaults,
-    cluster_training_runtimes,
-    trainer_values,
-)
-from offline.engine import ProgramRun, load_stack_config
-from tests.support.config import settings_for
+from components.training import KubeflowTrainer, KubeflowTrainerArgs, cluster_training_runtimes, trainer_values
+from offline.harness.engine import ProgramRun
+from offline.stacks import load_stack_config
+from tests.support.config import platform_for
 from tests.support.engine import run_component
 
 PROD = load_stack_config("prod")
-DEFAULTS = TrainingPodDefaults.from_settings(settings_for(PROD))
+PLATFORM = platform_for(PROD)
 RELEASE = "kubernetes:helm.sh/v3:Release"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
 
@@ -29,7 +24,7 @@ RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
 def run() -> ProgramRun:
     def create() -> None:
         provider = k8s.Provider("test-cluster", kubeconfig="{}")
-        KubeflowTrainer("trainer", KubeflowTrainerArgs(pods=DEFAULTS, provider=provider))
+        KubeflowTrainer("trainer", KubeflowTrainerArgs(platform=PLATFORM, provider=provider))
 
     return run_component(create, PROD)
 
@@ -69,6 +64,12 @@ def test_jobset_comes_only_through_the_chart(run: ProgramRun) -> None:
 
 def test_the_runtimes_are_exactly_the_builders_and_wait_for_the_release(run: ProgramRun) -> None:
     (release,) = run.of_type(RELEASE)
-    registered = run.of_type(RUNTIME)
-    assert [r.inputs for r in registered] == cluster_training_runtimes(DEFAULTS)
+    # Each runtime waits for the release, so the engine records them as their dependencies resolve, in either order:
+    # compare by name.
+    registered = sorted(run.of_type(RUNTIME), key=lambda r: r.inputs["metadata"]["name"])
+    # prod has an InfiniBand pool: both runtimes.
+    assert PLATFORM.infiniband
+    expected = cluster_training_runtimes(PLATFORM.training_pods, infiniband=True)
+    assert [m["metadata"]["name"] for m in expected] == ["torch-distributed", "torch-distributed-infiniband"]
+    assert [r.inputs for r in registered] == expected
     assert all(release.urn in runtime.dependencies for runtime in registered)

@@ -15,7 +15,7 @@ from components.core.versions import (
     HelmChart,
 )
 from components.gpu import GPU_OPERATOR_NAMESPACE
-from offline.engine import ProgramRun
+from offline.harness.engine import ProgramRun
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUSTOMIZATION = "kubernetes:kustomize/v2:Directory"

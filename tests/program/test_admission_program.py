@@ -14,7 +14,8 @@ import kubernetes_validate
 import pytest
 
 from components.workloads.admission import guardrail_policies, policy_binding
-from offline.engine import CapturedResource, ProgramRun, load_stack_config
+from offline.harness.engine import CapturedResource, ProgramRun
+from offline.stacks import load_stack_config
 from tests.support.config import settings_for
 from tests.support.policy import GUARDRAIL_CASES, Case, reported
 

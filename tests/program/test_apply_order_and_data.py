@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 
-from offline.engine import CapturedResource, ProgramRun, run_stack
+from offline.harness.engine import CapturedResource, ProgramRun, run_stack
 from tests.support.config import gpu_pool, team
 
 POOL = "azure-native:containerservice:AgentPool"

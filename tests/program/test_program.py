@@ -11,8 +11,8 @@ import pytest
 
 from components.config.pools import DRIVER_FOR_SOFTWARE
 from components.core.catalog import find_vm_size
-from offline.engine import ProgramRun, run_stack
-from offline.fake_azure import SUBSCRIPTION_ID
+from offline.harness.engine import ProgramRun, run_stack
+from offline.harness.fake_azure import SUBSCRIPTION_ID
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 

@@ -10,8 +10,9 @@ import pytest
 from components.config.loader import load_settings
 from components.core.versions import CERT_MANAGER, ENVOY_GATEWAY, KSERVE, KSERVE_CRD
 from components.serving.charts import cert_manager_values, envoy_gateway_values, kserve_values
-from offline.engine import CapturedResource, ProgramRun, load_stack_config, run_stack, stack_settings_raw
-from offline.fake_azure import IDENTITY_CLIENT_ID, TENANT_ID
+from offline.harness.engine import CapturedResource, ProgramRun, run_stack
+from offline.harness.fake_azure import IDENTITY_CLIENT_ID, TENANT_ID
+from offline.stacks import load_stack_config, stack_settings_raw
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SERVING_RUNTIME = "kubernetes:serving.kserve.io/v1alpha1:ServingRuntime"

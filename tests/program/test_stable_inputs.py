@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from offline.engine import ProgramRun, load_stack_config, run_stack
+from offline.harness.engine import ProgramRun, run_stack
+from offline.stacks import load_stack_config
 
 ACTION_GROUP = "azure-native:monitor:ActionGroup"
 

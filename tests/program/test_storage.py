@@ -8,7 +8,7 @@ from pulumi_azure_native import storage
 
 from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS, stack_tags
 from components.storage import storage_account_args
-from offline.engine import ProgramRun
+from offline.harness.engine import ProgramRun
 from tests.support.config import settings_for
 from tests.support.engine import registered_inputs
 

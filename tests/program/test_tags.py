@@ -6,7 +6,8 @@ import importlib
 import inspect
 
 from components.core.naming import stack_tags
-from offline.engine import CapturedResource, ProgramRun, load_stack_config
+from offline.harness.engine import CapturedResource, ProgramRun
+from offline.stacks import load_stack_config
 
 
 def takes_tags(resource: CapturedResource) -> bool:

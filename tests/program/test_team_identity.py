@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from components.teams import TOKEN_EXCHANGE_AUDIENCE
-from offline.engine import ProgramRun
-from offline.fake_azure import IDENTITY_CLIENT_ID, IDENTITY_PRINCIPAL_ID, SUBSCRIPTION_ID
+from offline.harness.engine import ProgramRun
+from offline.harness.fake_azure import IDENTITY_CLIENT_ID, IDENTITY_PRINCIPAL_ID, SUBSCRIPTION_ID
 
 
 def test_every_team_has_a_federated_identity_with_data_rights_on_its_own_container(

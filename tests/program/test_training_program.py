@@ -14,11 +14,13 @@ import yaml
 from components.config.loader import load_settings
 from components.core.placement import system_placement
 from components.core.versions import KUBEFLOW_TRAINER, TRAINING_OPERATOR_KUSTOMIZATION
+from components.model.platform import build_platform
 from components.queueing.kueue import integrations
-from components.training import TrainingPodDefaults, cluster_training_runtimes, trainer_values
+from components.training import cluster_training_runtimes, trainer_values
 from components.workloads.reference import reference_workloads
-from offline.engine import CapturedResource, ProgramRun, load_stack_config, run_stack, stack_settings_raw
-from offline.policy_check import check, load_policy_config
+from offline.harness.engine import CapturedResource, ProgramRun, run_stack
+from offline.plan.policy import check, load_policy_config
+from offline.stacks import load_stack_config, stack_settings_raw
 from tests.support.policy import INTEGRATION_CASES, Case, reported
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -59,7 +61,10 @@ def test_the_runtimes_carry_the_stack_defaults_and_wait_for_the_release(stack: s
     settings = load_settings(stack_settings_raw(stack_config))
     # The engine records registrations as they arrive, which concurrent registrations may reorder: compare by name.
     runtimes = sorted(run.of_type(RUNTIME), key=lambda r: r.inputs["metadata"]["name"])
-    expected = cluster_training_runtimes(TrainingPodDefaults.from_settings(settings))
+    # The InfiniBand runtime too where a pool has InfiniBand (prod's h100).
+    infiniband = any(facts.infiniband for facts in settings.pool_facts)
+    assert infiniband == (stack == "prod")
+    expected = cluster_training_runtimes(build_platform(settings).training_pods, infiniband=infiniband)
     assert [r.inputs for r in runtimes] == sorted(expected, key=lambda m: m["metadata"]["name"])
     assert all(trainer.urn in runtime.dependencies for runtime in runtimes)
 
@@ -100,7 +105,8 @@ def test_a_trainer_v2_only_stack_passes_the_whole_pack(v2_only: ProgramRun) -> N
 
 def test_a_trainer_v2_only_stack_offers_no_v1_reference_workloads() -> None:
     settings = load_settings(stack_settings_raw({**load_stack_config("dev"), "aks-mlops:trainingOperatorV1": False}))
-    kinds = {manifest["kind"] for files in reference_workloads(settings).values() for manifest in files.values()}
+    platform = build_platform(settings)
+    kinds = {manifest["kind"] for files in reference_workloads(platform).values() for manifest in files.values()}
     assert "TrainJob" in kinds and not {"PyTorchJob", "TFJob"} & kinds
 
 

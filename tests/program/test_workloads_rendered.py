@@ -20,13 +20,15 @@ import pytest
 import yaml
 
 from components.config.loader import load_settings
-from components.config.settings import Settings
 from components.core.labels import QUEUE_NAME_LABEL
+from components.model.platform import Platform, build_platform
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import ROUTE_FILE, SERVING_FILE, serving_workloads
 from offline.__main__ import main
-from offline.engine import PROJECT_DIR, ProgramRun, load_stack_config, stack_settings_raw
-from offline.plan import plan_workloads, storage_account_name
+from offline.harness.engine import ProgramRun
+from offline.plan.inventory import storage_account_name
+from offline.plan.write import plan_workloads
+from offline.stacks import PROJECT_DIR, load_stack_config, stack_settings_raw
 
 STACKS = ("dev", "prod")
 SERVING_TEAMS = {"dev": ["team-a"], "prod": ["team-a", "team-b"]}
@@ -39,7 +41,7 @@ class Plan:
     out: Path
     code: int
     output: str
-    settings: Settings
+    platform: Platform
 
     @property
     def workloads(self) -> Path:
@@ -59,17 +61,17 @@ class Plan:
 def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
     results = {}
     for stack in STACKS:
-        settings = load_settings(stack_settings_raw(load_stack_config(stack)))
+        platform = build_platform(load_settings(stack_settings_raw(load_stack_config(stack))))
         out = tmp_path_factory.mktemp(f"workloads-{stack}")
         # What an earlier plan may have left: a team that is gone, a file a team no longer has.
         (out / "workloads" / STALE_TEAM).mkdir(parents=True)
         (out / "workloads" / STALE_TEAM / STALE_FILE).write_text("kind: Job\n")
-        (out / "workloads" / settings.teams[0].name).mkdir()
-        (out / "workloads" / settings.teams[0].name / STALE_FILE).write_text("kind: Job\n")
+        (out / "workloads" / platform.teams[0].name).mkdir()
+        (out / "workloads" / platform.teams[0].name / STALE_FILE).write_text("kind: Job\n")
         output = io.StringIO()
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             code = main([stack, "--out", str(out), "--quiet"])
-        results[stack] = Plan(out, code, output.getvalue(), settings)
+        results[stack] = Plan(out, code, output.getvalue(), platform)
     return results
 
 
@@ -80,14 +82,14 @@ def test_the_plan_writes_every_team_workload_and_nothing_stale(
     plan = plans[stack]
     assert plan.code == 0, plan.output
     account = storage_account_name(stack_runs[stack])
-    expected = plan_workloads(plan.settings, account)
+    expected = plan_workloads(plan.platform, account)
     # The reference workloads, and prod's NCCL all-reduce test of its InfiniBand pool (h100) in team-a's folder.
     nccl = {team: [f for f in files if f.startswith("nccl-allreduce-")] for team, files in expected.items()}
     assert {team: files for team, files in nccl.items() if files} == (
         {"team-a": ["nccl-allreduce-h100.yaml"]} if stack == "prod" else {}
     )
     # And each serving team's InferenceService and route, its models in the stack's storage account.
-    serving = serving_workloads(plan.settings, account)
+    serving = serving_workloads(plan.platform, account)
     assert {team: sorted(files) for team, files in serving.items()} == {
         team: [ROUTE_FILE, SERVING_FILE] for team in SERVING_TEAMS[stack]
     }
@@ -101,7 +103,7 @@ def test_the_plan_writes_every_team_workload_and_nothing_stale(
     for team, files in serving.items():
         others[team] = [*others.get(team, []), *files]
     assert {team: {f: m for f, m in files.items() if f not in others[team]} for team, files in expected.items()} == (
-        reference_workloads(plan.settings)
+        reference_workloads(plan.platform)
     )
     written = {
         folder.name: sorted(path.name for path in folder.iterdir())
@@ -120,7 +122,7 @@ def test_the_plan_writes_every_team_workload_and_nothing_stale(
 def test_what_the_workloads_name_exists_in_the_plan(plans: dict[str, Plan], stack: str) -> None:
     plan = plans[stack]
     objects = plan.objects()
-    for team in plan.settings.teams:
+    for team in plan.platform.teams:
         for path in sorted((plan.workloads / team.name).glob("*.yaml")):
             manifest = yaml.safe_load(path.read_text())
             namespace = manifest["metadata"]["namespace"]
@@ -169,7 +171,7 @@ def test_kueue_manages_exactly_the_team_namespaces_with_the_integrations_the_wor
     assert "InferenceService" in kinds and {"deployment", "pod"} <= frameworks
     (expression,) = config["managedJobsNamespaceSelector"]["matchExpressions"]
     assert expression["operator"] == "Exists"
-    team_namespaces = {team.namespace for team in plan.settings.teams}
+    team_namespaces = {team.namespace for team in plan.platform.teams}
     labelled = {
         name
         for (kind, _, name), manifest in plan.objects().items()

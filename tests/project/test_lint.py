@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from offline.engine import PROJECT_DIR
+from offline.stacks import PROJECT_DIR
 
 
 @pytest.mark.parametrize("command", [["check", "."], ["format", "--check", "."]], ids=["lint", "format"])

@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from components.core.versions import KSERVE_CRD, KUBEFLOW_TRAINER, KUBEFLOW_TRAINER_JOBSET
-from offline.engine import PROJECT_DIR
+from offline.stacks import PROJECT_DIR
 
 Manifest = dict[str, Any]
 

@@ -17,7 +17,7 @@ from pulumi import _types
 
 from components.base.component import AzureContext
 from components.core.naming import Names
-from offline.engine import ProgramRun, run_program
+from offline.harness.engine import ProgramRun, run_program
 
 # Where a component under test puts its Azure resources when no AksCluster provides the context.
 TEST_AZURE = AzureContext(

@@ -33,12 +33,12 @@ from components.workloads.admission import (
     policy_binding,
 )
 from components.workloads.reference import reference_workloads
-from offline.engine import load_stack_config
-from tests.support.config import settings_for
+from offline.stacks import load_stack_config
+from tests.support.config import platform_for
 
 KUBERNETES_VERSION = "1.36.0"
 STACKS = ("dev", "prod")
-SETTINGS = {stack: settings_for(load_stack_config(stack)) for stack in STACKS}
+PLATFORMS = {stack: platform_for(load_stack_config(stack)) for stack in STACKS}
 # dev pins images by tag, prod by digest (`workloads.requireImageDigests`).
 POLICIES = {
     "tags": guardrail_policies(require_image_digests=False),
@@ -239,16 +239,16 @@ def test_good_team_workloads_are_admitted(name: str, variant: str) -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_reference_workload_of_the_stack_is_admitted(stack: str) -> None:
-    settings = SETTINGS[stack]
-    variant = "digests" if settings.workloads.require_image_digests else "tags"
-    workloads = reference_workloads(settings)
-    assert {team.name for team in settings.teams} == set(workloads)
+    platform = PLATFORMS[stack]
+    variant = "digests" if platform.settings.workloads.require_image_digests else "tags"
+    workloads = reference_workloads(platform)
+    assert {team.name for team in platform.teams} == set(workloads)
     checked = 0
     for team, files in workloads.items():
         for file_name, manifest in files.items():
             assert denials(variant, manifest) == {}, f"{team}/{file_name}"
             checked += 1
-    assert checked >= 4 * len(settings.teams)
+    assert checked >= 4 * len(platform.teams)
 
 
 @dataclass(frozen=True)
@@ -488,8 +488,8 @@ def test_every_policy_is_bound_with_deny_to_the_namespaces_labelled_team() -> No
         assert binding["spec"]["validationActions"] == ["Deny"]
         assert binding["spec"]["matchResources"] == {"namespaceSelector": TEAM_NAMESPACES}
     assert TEAM_NAMESPACES == {"matchExpressions": [{"key": "team", "operator": "Exists"}]}
-    for settings in SETTINGS.values():
-        for team in settings.teams:
+    for platform in PLATFORMS.values():
+        for team in platform.teams:
             assert "team" in namespace(team)["metadata"]["labels"]
     assert not any(name.startswith("team") for name in PLATFORM_NAMESPACES)
 

@@ -23,7 +23,7 @@ from components.cluster.builders import (
 )
 from components.config.settings import Settings
 from components.core.naming import Names
-from offline.harness.engine import load_stack_config
+from offline.stacks import load_stack_config
 from tests.support.config import settings_for
 
 DEV = load_stack_config("dev")

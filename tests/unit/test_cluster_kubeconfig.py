@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from components.cluster.kubeconfig import convert_kubeconfig, decode_kubeconfig
-from offline.fake_azure import AKS_AAD_SERVER_ID, user_kubeconfig
+from offline.harness.fake_azure import AKS_AAD_SERVER_ID, user_kubeconfig
 
 
 @pytest.mark.parametrize("mode", ["azurecli", "workloadidentity"])

@@ -9,7 +9,7 @@ import pytest
 from pulumi_azure_native import containerservice as aks
 
 from components.compute import agent_pool_args
-from offline.engine import load_stack_config
+from offline.stacks import load_stack_config
 from tests.support.config import gpu_pool, mig_pool, settings_for
 
 DEV = load_stack_config("dev")

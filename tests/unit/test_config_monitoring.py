@@ -12,7 +12,7 @@ import pytest
 
 from components.config.loader import load_settings
 from components.config.monitoring import AlertThresholds, MonitoringSettings
-from offline.engine import load_stack_config
+from offline.stacks import load_stack_config
 from tests.support.config import dev_raw, load_error, prod_raw, settings_for, thresholds_raw
 
 # The documented defaults, written out here (not read from the code).

@@ -18,7 +18,7 @@ import pytest
 from components.config.loader import load_settings
 from components.config.teams import KueueSettings, TeamSettings
 from components.core.quotas import FlavorQuota
-from offline.engine import load_stack_config
+from offline.stacks import load_stack_config
 from tests.support.config import dev_raw, engine_raw, load_error, quota_raw, team
 
 MIG_SLICE = "nvidia.com/mig-1g.10gb"

@@ -6,7 +6,7 @@ import pytest
 
 from components.config.loader import load_settings
 from components.core.images import image_problem
-from offline.engine import load_stack_config
+from offline.stacks import load_stack_config
 from tests.support.config import dev_raw, load_error, settings_for
 
 DIGEST = "sha256:" + "ab" * 32

@@ -9,7 +9,6 @@ import re
 import pytest
 
 from components.config.serving import ServingSettings
-from components.config.teams import TeamSettings
 from components.core.serving import (
     DOMAIN_TEMPLATE,
     SERVING_RUNTIMES,
@@ -29,7 +28,8 @@ from components.serving.runtimes import (
     storage_container,
 )
 from tests.support import crds
-from tests.support.kueue import stack_settings
+from tests.support.config import dev_raw, platform_of, team
+from tests.support.kueue import stack_platform
 
 SYSTEM = {
     "nodeSelector": {"kubernetes.azure.com/mode": "system"},
@@ -37,7 +37,10 @@ SYSTEM = {
 }
 IMAGES = {"vllm": "registry.example.com/vllm:1.0", "triton": "registry.example.com/triton:2.0"}
 SERVING = ServingSettings(True, 1, 20, "models.example.com", 2, IMAGES)
-TEAM = TeamSettings("team-x", "ns-x", (), "8", "32Gi", "1", "1Ti", "256Gi")
+# A team whose namespace is not its name, so each builder shows which of the two it uses where.
+TEAM = platform_of(
+    dev_raw(teams=[team(name="team-x", namespace="ns-x", cpu=8, memory="32Gi", gpuQuota={"t4": 2})])
+).team("team-x")
 
 
 def test_cert_manager_brings_and_keeps_its_crds_and_runs_on_the_system_pool() -> None:
@@ -197,9 +200,11 @@ def test_every_runtime_serves_http_on_the_port_kserve_targets_first() -> None:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_stacks_runtimes_are_strictly_valid_serving_runtimes(stack: str) -> None:
-    settings = stack_settings(stack)
-    for team in settings.serving_teams:
-        runtimes = serving_runtimes(team, settings.serving)
+    platform = stack_platform(stack)
+    settings = platform.settings
+    assert [t.name for t in platform.serving_teams] == (["team-a"] if stack == "dev" else ["team-a", "team-b"])
+    for serving_team in platform.serving_teams:
+        runtimes = serving_runtimes(serving_team, settings.serving)
         assert [r["metadata"]["name"] for r in runtimes] == ["vllm", "triton"]
         for runtime in runtimes:
             assert crds.manifest_errors(runtime, "kserve/servingruntimes") == [], runtime["metadata"]["name"]

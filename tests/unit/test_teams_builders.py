@@ -5,11 +5,10 @@ could admit, borrowing included) and its network rules. Workload identity per st
 from __future__ import annotations
 
 from components.teams import limit_range, namespace, network_policies, resource_quota
-from offline.engine import load_stack_config
-from tests.support.config import settings_for
+from offline.stacks import load_stack_config
+from tests.support.config import platform_for
 
-PROD = settings_for(load_stack_config("prod"))
-FLAVORS = {facts.name: facts for facts in PROD.pool_facts}
+PROD = platform_for(load_stack_config("prod"))
 TEAM_A, TEAM_B = PROD.teams
 
 
@@ -23,7 +22,7 @@ def test_namespace_enforces_baseline_and_warns_restricted() -> None:
 
 
 def test_quota_is_nominal_plus_what_the_cohort_can_lend() -> None:
-    hard = resource_quota(TEAM_A, PROD.teams, FLAVORS)["spec"]["hard"]
+    hard = resource_quota(TEAM_A, PROD.teams)["spec"]["hard"]
     # team-a: a100 4 + borrow min(4, team-b lends 4) = 8, h100 16 (nobody else lends h100), a100serve 3 + all 3 of
     # team-b's (no limits on either side) = 6: 30 whole GPUs.
     assert hard["requests.nvidia.com/gpu"] == "30"
@@ -31,7 +30,7 @@ def test_quota_is_nominal_plus_what_the_cohort_can_lend() -> None:
     # CPU and memory may be borrowed from the whole cohort: 256 + 96 cores, 2Ti + 768Gi.
     assert hard["requests.cpu"] == "352"
     assert hard["requests.memory"] == f"{2048 + 768}Gi"
-    hard_b = resource_quota(TEAM_B, PROD.teams, FLAVORS)["spec"]["hard"]
+    hard_b = resource_quota(TEAM_B, PROD.teams)["spec"]["hard"]
     # team-b: a100 4 + borrow min(4, team-a lends only 2) = 6, a100serve 3 + 3 = 6; no MIG quota, so no MIG requests.
     assert hard_b["requests.nvidia.com/gpu"] == "12"
     assert "requests.nvidia.com/mig-1g.10gb" not in hard_b

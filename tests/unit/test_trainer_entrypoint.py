@@ -24,11 +24,10 @@ from types import ModuleType
 import pytest
 
 from components.config import defaults
-from components.config.loader import load_settings
 from components.workloads import reference
 from components.workloads.reference import reference_workloads
-from offline.engine import PROJECT_DIR
-from tests.support.config import dev_raw
+from offline.stacks import PROJECT_DIR
+from tests.support.config import dev_raw, platform_of
 
 TRAINER_DIR = PROJECT_DIR / "trainer"
 TRAINER = TRAINER_DIR / "train.py"
@@ -46,7 +45,7 @@ def load_trainer() -> ModuleType:
 
 TRAIN = load_trainer()
 # The minimal dev stack: one T4 pool, one team with quota on it.
-DEV = load_settings(dev_raw())
+DEV = platform_of(dev_raw())
 
 
 class Trainer:

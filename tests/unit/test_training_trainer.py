@@ -22,16 +22,12 @@ from components.config.settings import Settings
 from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
 from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, TRAINING_PRIORITY, WORKLOAD_SERVICE_ACCOUNT
 from components.core.placement import system_placement
+from components.core.scheduling import PRIORITIES
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP
 from components.core.training_pods import NCCL_ENVIRONMENT, TORCH_DISTRIBUTED_RUNTIME
-from components.queueing.priorities import PRIORITIES
+from components.model.platform import Platform, build_platform
 from components.teams import team_claims
-from components.training import (
-    TrainingPodDefaults,
-    cluster_training_runtimes,
-    torch_distributed_runtime,
-    trainer_values,
-)
+from components.training import cluster_training_runtimes, torch_distributed_runtime, trainer_values
 from components.workloads.reference import (
     DISTRIBUTED_FILE,
     PLACEMENT_PATCH_MANAGER,
@@ -39,13 +35,14 @@ from components.workloads.reference import (
     reference_workloads,
     trainer_arguments,
 )
-from offline.check_normalize import normalize
-from offline.engine import load_stack_config, stack_settings_raw
+from offline.checker.normalize import normalize
+from offline.stacks import load_stack_config, stack_settings_raw
 from tests.support.cel_rules import cel_rule_errors
 from tests.support.crds import manifest_errors, schema_errors
 
 STACKS = ("dev", "prod")
 SETTINGS: dict[str, Settings] = {stack: load_settings(stack_settings_raw(load_stack_config(stack))) for stack in STACKS}
+PLATFORMS: dict[str, Platform] = {stack: build_platform(settings) for stack, settings in SETTINGS.items()}
 RUNTIMES_CRD = "kubeflow-trainer/clustertrainingruntimes"
 TRAINJOBS_CRD = "kubeflow-trainer/trainjobs"
 JOBSETS_CRD = "jobset/jobsets"
@@ -53,7 +50,12 @@ SYSTEM = system_placement()
 
 
 def runtime(stack: str) -> dict[str, Any]:
-    return torch_distributed_runtime(TrainingPodDefaults.from_settings(SETTINGS[stack]))
+    return torch_distributed_runtime(PLATFORMS[stack].training_pods)
+
+
+def runtimes_of(platform: Platform) -> list[dict[str, Any]]:
+    """The runtimes the KubeflowTrainer component installs for the platform."""
+    return cluster_training_runtimes(platform.training_pods, infiniband=platform.infiniband)
 
 
 def node_job(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -67,7 +69,7 @@ def pod_spec(manifest: Mapping[str, Any]) -> dict[str, Any]:
 
 def train_jobs() -> Iterator[tuple[str, str, dict[str, Any]]]:
     for stack in STACKS:
-        for team, files in reference_workloads(SETTINGS[stack]).items():
+        for team, files in reference_workloads(PLATFORMS[stack]).items():
             if TRAINJOB_FILE in files:
                 yield stack, team, files[TRAINJOB_FILE]
 
@@ -276,7 +278,7 @@ def test_the_runtime_names_what_every_team_namespace_holds(stack: str) -> None:
     claims = {
         volume["persistentVolumeClaim"]["claimName"] for volume in spec["volumes"] if "persistentVolumeClaim" in volume
     }
-    for team in SETTINGS[stack].teams:
+    for team in PLATFORMS[stack].teams:
         assert (
             claims == {claim["metadata"]["name"] for claim in team_claims(team)} == {DATASETS_CLAIM, CHECKPOINTS_CLAIM}
         )
@@ -335,7 +337,7 @@ def test_failures_are_handled_as_the_reference_job_handles_them() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_runtime_is_strictly_valid_against_the_trainer_crd(stack: str) -> None:
-    runtimes = cluster_training_runtimes(TrainingPodDefaults.from_settings(SETTINGS[stack]))
+    runtimes = runtimes_of(PLATFORMS[stack])
     # The InfiniBand variant only where a pool has InfiniBand (prod's h100).
     assert [r["metadata"]["name"] for r in runtimes] == [TORCH_DISTRIBUTED_RUNTIME] + (
         ["torch-distributed-infiniband"] if stack == "prod" else []
@@ -390,7 +392,7 @@ def test_trainjobs_are_strictly_valid_against_the_trainer_crd(stack: str, team: 
 
 def test_the_dev_trainjob_exactly() -> None:
     """dev: team-a's gang of both single-T4 spot nodes (as its PyTorchJob), checkpoints at half the 60 min RPO."""
-    settings = SETTINGS["dev"]
+    platform = PLATFORMS["dev"]
     resources = {"cpu": "6", "memory": "32Gi", "nvidia.com/gpu": 1}
     assert TRAIN_JOBS["dev/team-a"][2] == {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
@@ -412,7 +414,7 @@ def test_the_dev_trainjob_exactly() -> None:
             },
             "trainer": {
                 "image": "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime",
-                "command": ["torchrun", *trainer_arguments(settings, "reference-trainjob")],
+                "command": ["torchrun", *trainer_arguments(platform, "reference-trainjob")],
                 "env": [{"name": "OMP_NUM_THREADS", "value": "6"}],
                 "numNodes": 2,
                 "numProcPerNode": 1,
@@ -445,12 +447,12 @@ def test_the_dev_trainjob_exactly() -> None:
             ],
         },
     }
-    assert trainer_arguments(settings, "reference-trainjob")[-4:] == ["--checkpoint-every", "1800", "--keep", "3"]
+    assert trainer_arguments(platform, "reference-trainjob")[-4:] == ["--checkpoint-every", "1800", "--keep", "3"]
 
 
 @pytest.mark.parametrize(("stack", "team", "manifest"), TRAIN_JOBS.values(), ids=TRAIN_JOBS.keys())
 def test_trainjobs_are_sized_and_placed_like_the_pytorchjob(stack: str, team: str, manifest: dict) -> None:
-    pytorch = reference_workloads(SETTINGS[stack])[team][DISTRIBUTED_FILE]
+    pytorch = reference_workloads(PLATFORMS[stack])[team][DISTRIBUTED_FILE]
     replicas = pytorch["spec"]["pytorchReplicaSpecs"]
     master = replicas["Master"]["template"]["spec"]
     trainer = manifest["spec"]["trainer"]
@@ -459,9 +461,7 @@ def test_trainjobs_are_sized_and_placed_like_the_pytorchjob(stack: str, team: st
     assert trainer["resourcesPerNode"] == master["containers"][0]["resources"]
     # The runtime's NCCL defaults (InfiniBand ones included on an InfiniBand pool) and the TrainJob's own
     # environment make the PyTorchJob's.
-    runtimes = {
-        r["metadata"]["name"]: r for r in cluster_training_runtimes(TrainingPodDefaults.from_settings(SETTINGS[stack]))
-    }
+    runtimes = {r["metadata"]["name"]: r for r in runtimes_of(PLATFORMS[stack])}
     runtime_env = pod_spec(runtimes[manifest["spec"]["runtimeRef"]["name"]])["containers"][0]["env"]
     merged = {item["name"]: item["value"] for item in [*runtime_env, *trainer["env"]]}
     assert merged == {item["name"]: item["value"] for item in master["containers"][0]["env"]}
@@ -479,7 +479,7 @@ def test_trainjobs_run_on_the_platform_runtime_through_their_team_queue(stack: s
     labels = manifest["metadata"]["labels"]
     assert manifest["metadata"]["namespace"] == team_settings.namespace and labels[TEAM_LABEL] == team
     assert labels[QUEUE_NAME_LABEL] == "default" and labels[PRIORITY_CLASS_LABEL] == TRAINING_PRIORITY
-    runtimes = {r["metadata"]["name"] for r in cluster_training_runtimes(TrainingPodDefaults.from_settings(settings))}
+    runtimes = {r["metadata"]["name"] for r in runtimes_of(PLATFORMS[stack])}
     assert manifest["spec"]["runtimeRef"]["name"] in runtimes
     assert manifest["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime"
     trainer = manifest["spec"]["trainer"]
@@ -509,8 +509,7 @@ def test_the_checker_reads_the_pool_the_trainjob_pins(stack: str, team: str, man
 
 
 def test_the_infiniband_runtime_differs_only_by_name_and_nccls_infiniband_settings() -> None:
-    defaults = TrainingPodDefaults.from_settings(SETTINGS["prod"])
-    plain, infiniband = cluster_training_runtimes(defaults)
+    plain, infiniband = runtimes_of(PLATFORMS["prod"])
     env = {item["name"]: item["value"] for item in pod_spec(infiniband)["containers"][0]["env"]}
     assert env == {
         **NCCL_ENVIRONMENT,

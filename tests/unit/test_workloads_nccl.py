@@ -10,17 +10,16 @@ import subprocess
 import kubernetes_validate
 import pytest
 
-from components.config.loader import load_settings
 from components.core.fabric import NCCL_INFINIBAND_ENVIRONMENT
 from components.workloads.nccl import BENCHMARK, launch_script, nccl_allreduce_job, nccl_allreduce_jobs
-from offline.check_normalize import normalize
-from offline.check_rules import Platform, problems
-from tests.support.config import A100, dev_raw, gpu_pool, team
-from tests.support.kueue import stack_settings
+from offline.checker.normalize import normalize
+from offline.checker.rules import problems
+from tests.support.config import A100, dev_raw, gpu_pool, platform_of, team
+from tests.support.kueue import stack_platform
 
-PROD = stack_settings("prod")
-DEV = stack_settings("dev")
-H100 = next(f for f in PROD.pool_facts if f.name == "h100")
+PROD = stack_platform("prod")
+DEV = stack_platform("dev")
+H100 = next(f for f in PROD.pools if f.name == "h100")
 JOB = nccl_allreduce_jobs(PROD)["team-a"]["nccl-allreduce-h100.yaml"]
 
 
@@ -54,7 +53,7 @@ def test_prod_h100_test_exactly() -> None:
     (container,) = pod["containers"]
     amounts = {"cpu": "72", "memory": "1024Gi", "nvidia.com/gpu": 8, "rdma/shared_ib": 1}
     assert container["resources"] == {"requests": amounts, "limits": amounts}
-    assert container["image"] == PROD.workloads.image
+    assert container["image"] == PROD.settings.workloads.image
     env = {item["name"]: item.get("value") for item in container["env"]}
     assert {key: env[key] for key in NCCL_INFINIBAND_ENVIRONMENT} == NCCL_INFINIBAND_ENVIRONMENT
     assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"], env["NCCL_SOCKET_IFNAME"]) == ("INFO", "INIT,NET", "eth0")
@@ -67,14 +66,14 @@ def test_is_a_strictly_valid_kubernetes_1_36_job() -> None:
 
 
 def test_the_workload_checker_accepts_it() -> None:
-    assert problems(normalize(JOB), Platform.from_settings(PROD)) == []
+    assert problems(normalize(JOB), PROD) == []
 
 
 def test_without_the_rdma_resource_the_checker_flags_it() -> None:
     job = copy.deepcopy(JOB)
     for amounts in job["spec"]["template"]["spec"]["containers"][0]["resources"].values():
         del amounts["rdma/shared_ib"]
-    assert [p.check for p in problems(normalize(job), Platform.from_settings(PROD))] == ["rdma"]
+    assert [p.check for p in problems(normalize(job), PROD)] == ["rdma"]
 
 
 def test_the_launch_script_and_the_benchmark_parse() -> None:
@@ -84,18 +83,18 @@ def test_the_launch_script_and_the_benchmark_parse() -> None:
 
 
 def test_a_stack_whose_infiniband_pool_holds_one_node_gets_no_test() -> None:
-    settings = load_settings(
+    platform = platform_of(
         dev_raw(
             gpuPools=[gpu_pool(name="nd", vmSize="Standard_ND96asr_v4", maxCount=1)],
             teams=[team(gpuQuota={"nd": 8}, cpu=96, memory="900Gi")],
         )
     )
-    assert next(f for f in settings.pool_facts if f.name == "nd").infiniband
-    assert nccl_allreduce_jobs(settings) == {}
+    assert next(f for f in platform.pools if f.name == "nd").infiniband
+    assert nccl_allreduce_jobs(platform) == {}
 
 
 def test_the_first_team_with_room_for_two_nodes_gets_it() -> None:
-    settings = load_settings(
+    platform = platform_of(
         dev_raw(
             gpuPools=[gpu_pool(name="nd", vmSize="Standard_ND96asr_v4", maxCount=4), gpu_pool(vmSize=A100)],
             teams=[
@@ -104,17 +103,16 @@ def test_the_first_team_with_room_for_two_nodes_gets_it() -> None:
             ],
         )
     )
-    jobs = nccl_allreduce_jobs(settings)
+    jobs = nccl_allreduce_jobs(platform)
     assert list(jobs) == ["big"]
     job = jobs["big"]["nccl-allreduce-nd.yaml"]
     assert job["metadata"]["namespace"] == "big"
-    assert nccl_allreduce_job(settings, settings.teams[1], settings.flavors["nd"]) == job
+    assert nccl_allreduce_job(platform, platform.team("big"), platform.flavors["nd"]) == job
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_every_test_job_passes_the_checker(stack: str) -> None:
-    settings = stack_settings(stack)
-    platform = Platform.from_settings(settings)
-    for files in nccl_allreduce_jobs(settings).values():
+    platform = stack_platform(stack)
+    for files in nccl_allreduce_jobs(platform).values():
         for manifest in files.values():
             assert problems(normalize(manifest), platform) == []

@@ -41,23 +41,20 @@ from components.core.naming import (
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quantities import GIB, quantity_value
 from components.core.quotas import borrowing_headroom
-from components.queueing.kueue import (
-    INTEGRATIONS,
-    manager_config,
-    resource_flavor,
-    resource_groups,
-    team_queues,
-)
-from components.queueing.priorities import PRIORITIES
+from components.core.scheduling import PRIORITIES
+from components.model.platform import Platform, build_platform
+from components.model.teams import Team
+from components.queueing.kueue import INTEGRATIONS, manager_config, resource_flavor, resource_groups
 from components.teams import namespace as team_namespace
 from components.workloads import reference
 from components.workloads.reference import reference_workloads
-from offline.engine import load_stack_config, stack_settings_raw
-from tests.support.config import gpu_pool, prod_raw, quota_raw, team
+from offline.stacks import load_stack_config, stack_settings_raw
+from tests.support.config import gpu_pool, platform_of, prod_raw, quota_raw, team
 
 STACKS = ("dev", "prod")
 SETTINGS: dict[str, Settings] = {stack: load_settings(stack_settings_raw(load_stack_config(stack))) for stack in STACKS}
-WORKLOADS = {stack: reference_workloads(settings) for stack, settings in SETTINGS.items()}
+PLATFORMS: dict[str, Platform] = {stack: build_platform(settings) for stack, settings in SETTINGS.items()}
+WORKLOADS = {stack: reference_workloads(platform) for stack, platform in PLATFORMS.items()}
 KUBERNETES_VERSION = "1.36"
 PRIORITY_NAMES = {priority.name for priority in PRIORITIES}
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
@@ -90,12 +87,20 @@ class Case:
         return SETTINGS[self.stack]
 
     @property
+    def platform(self) -> Platform:
+        return PLATFORMS[self.stack]
+
+    @property
     def manifest(self) -> dict[str, Any]:
         return WORKLOADS[self.stack][self.team][self.file]
 
     @property
     def team_settings(self) -> TeamSettings:
         return next(t for t in self.settings.teams if t.name == self.team)
+
+    @property
+    def model_team(self) -> Team:
+        return self.platform.team(self.team)
 
     def __str__(self) -> str:
         return f"{self.stack}/{self.team}/{self.file}"
@@ -174,8 +179,8 @@ def test_kubeflow_v1_jobs_only_where_the_stack_runs_the_training_operator_v1() -
     # Both stacks keep the v1 operator; a new stack runs Trainer v2 only, and gets its TrainJob but no v1 job.
     assert all(settings.training_operator_v1 for settings in SETTINGS.values())
     config = {**load_stack_config("prod"), "aks-mlops:trainingOperatorV1": False}
-    settings = load_settings(stack_settings_raw(config))
-    files = {team: list(workloads) for team, workloads in reference_workloads(settings).items()}
+    platform = build_platform(load_settings(stack_settings_raw(config)))
+    files = {team: list(workloads) for team, workloads in reference_workloads(platform).items()}
     assert files == {
         "team-a": ["job-checkpointed.yaml", "trainjob-distributed.yaml", "trial-mig.yaml"],
         "team-b": ["job-checkpointed.yaml", "trainjob-distributed.yaml"],
@@ -240,16 +245,16 @@ def test_the_distributed_gangs_exactly() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_queue_label_names_the_team_queue_that_offers_the_flavor(case: Case) -> None:
-    manifest, settings, team_ = case.manifest, case.settings, case.team_settings
+    manifest, settings, team_ = case.manifest, case.settings, case.model_team
     queue = manifest["metadata"]["labels"][QUEUE_NAME_LABEL]
     # Neither stack has a spot pool where spot needs opting in: every reference workload uses the default queue.
     assert queue == LOCAL_QUEUE
     assert manifest["metadata"]["namespace"] == team_.namespace
-    queues = {q.local_queue: q for q in team_queues(team_, settings.flavors, settings.spot_needs_opt_in)}
+    queues = {q.local_queue: q for q in team_.queues}
     facts = pool_of(settings, manifest)
     offered = {
         flavor["name"]
-        for group in resource_groups(team_, settings.flavors, queues[queue])
+        for group in resource_groups(team_, queues[queue])
         if facts.gpu_resource in group["coveredResources"]
         for flavor in group["flavors"]
     }
@@ -271,7 +276,8 @@ def test_gpu_resource_is_that_of_a_flavor_the_team_has_quota_on(case: Case) -> N
     gpu_keys = {key for key in the_container(case.manifest)["resources"]["limits"] if key.startswith("nvidia.com/")}
     assert gpu_keys == {facts.gpu_resource}
     # The nodeSelector agrees with the flavor's nodeLabels, so Kueue can assign exactly that flavor.
-    assert next(pod_specs(case.manifest))["nodeSelector"] == resource_flavor(facts)["spec"]["nodeLabels"]
+    flavor = resource_flavor(case.platform.flavor(facts.name))
+    assert next(pod_specs(case.manifest))["nodeSelector"] == flavor["spec"]["nodeLabels"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -362,9 +368,13 @@ def test_claims_identity_and_owner_come_from_the_settings(case: Case) -> None:
         (container,) = spec["containers"]
         mounts = {m["name"]: m for m in container["volumeMounts"]}
         assert set(claims) == {CHECKPOINTS_CLAIM, DATASETS_CLAIM}
-        # Checkpoints: written by training; datasets: read-only.
-        assert mounts[CHECKPOINTS_CLAIM]["readOnly"] is False
-        assert mounts[CHECKPOINTS_CLAIM]["mountPath"] == reference.CHECKPOINTS_MOUNT
+        # Checkpoints: written by training (no readOnly, which defaults to false, on the mount or the claim);
+        # datasets: read-only.
+        assert mounts[CHECKPOINTS_CLAIM] == {"name": CHECKPOINTS_CLAIM, "mountPath": reference.CHECKPOINTS_MOUNT}
+        assert claims[CHECKPOINTS_CLAIM] == {
+            "name": CHECKPOINTS_CLAIM,
+            "persistentVolumeClaim": {"claimName": CHECKPOINTS_CLAIM},
+        }
         assert mounts[DATASETS_CLAIM]["readOnly"] is True
         assert claims[DATASETS_CLAIM]["persistentVolumeClaim"]["readOnly"] is True
         assert set(mounts) == set(volumes)
@@ -492,43 +502,47 @@ def test_the_distributed_job_sets_up_nccl(case: Case) -> None:
 
 
 def test_a_spot_flavor_that_needs_opting_in_is_reached_through_the_spot_queue() -> None:
-    settings = load_settings(
+    platform = platform_of(
         prod_raw(
             gpuPools=[gpu_pool(name="t4spot", spot=True)],
             teams=[team(gpuQuota={"t4spot": 2})],
             trainingOperatorV1=True,
         )
     )
-    assert settings.spot_needs_opt_in
-    workloads = reference_workloads(settings)["team-a"]
+    assert platform.spot_opt_in
+    workloads = reference_workloads(platform)["team-a"]
     assert set(workloads) == {
         "job-checkpointed.yaml",
         "pytorchjob-distributed.yaml",
         "trainjob-distributed.yaml",
         "tfjob.yaml",
     }
-    (team_,) = settings.teams
-    queues = {q.local_queue for q in team_queues(team_, settings.flavors, True)}
+    (team_,) = platform.teams
+    queues = {q.local_queue for q in team_.queues}
     for manifest in workloads.values():
         assert manifest["metadata"]["labels"][QUEUE_NAME_LABEL] == SPOT_QUEUE
         assert SPOT_QUEUE in queues
+    # The spot queue is the one that offers the spot flavor.
+    spot_queue = team_.queue(SPOT_QUEUE)
+    assert spot_queue is not None
+    assert [facts.name for facts in spot_queue.flavors] == ["t4spot"]
 
 
 def test_on_demand_flavors_come_first_as_kueue_tries_them() -> None:
-    settings = load_settings(
+    platform = platform_of(
         quota_raw(
             {"t4": 1, "t4spot": 1},
             gpuPools=[gpu_pool(), gpu_pool(name="t4spot", spot=True)],
         )
     )
-    job = reference_workloads(settings)["team-a"]["job-checkpointed.yaml"]
+    job = reference_workloads(platform)["team-a"]["job-checkpointed.yaml"]
     assert job["spec"]["template"]["spec"]["nodeSelector"] == {"agentpool": "t4"}
 
 
 def test_training_never_lands_on_an_inference_pool() -> None:
     # The team's serving pool sorts first by name, and its quota there is larger: the training references still
     # take the training pool, as Kueue would (the inference flavor goes only to pods tolerating its taint).
-    settings = load_settings(
+    platform = platform_of(
         quota_raw(
             {"gpu": 1, "aserve": 4},
             gpuPools=[gpu_pool(name="gpu"), gpu_pool(name="aserve", workload="inference", minCount=1, maxCount=4)],
@@ -536,26 +550,26 @@ def test_training_never_lands_on_an_inference_pool() -> None:
         )
     )
     assert "inference" in WORKLOAD_ROLES
-    workloads = reference_workloads(settings)["team-a"]
+    workloads = reference_workloads(platform)["team-a"]
     selector = {name: next(pod_specs(m))["nodeSelector"] for name, m in workloads.items() if m["kind"] != "TrainJob"}
     assert selector == {"job-checkpointed.yaml": {"agentpool": "gpu"}}
 
 
 def test_a_team_with_only_mig_quota_gets_only_the_trial() -> None:
-    settings = load_settings(quota_raw({"mig": 7}))
-    assert list(reference_workloads(settings)["team-a"]) == ["trial-mig.yaml"]
-    trial = reference_workloads(settings)["team-a"]["trial-mig.yaml"]
+    platform = platform_of(quota_raw({"mig": 7}))
+    assert list(reference_workloads(platform)["team-a"]) == ["trial-mig.yaml"]
+    trial = reference_workloads(platform)["team-a"]["trial-mig.yaml"]
     resources = trial["spec"]["template"]["spec"]["containers"][0]["resources"]
     assert resources["limits"]["nvidia.com/mig-1g.10gb"] == 1
 
 
 def test_a_team_without_gpu_quota_gets_no_workload() -> None:
-    settings = load_settings(quota_raw({}))
-    assert reference_workloads(settings) == {"team-a": {}}
+    platform = platform_of(quota_raw({}))
+    assert reference_workloads(platform) == {"team-a": {}}
 
 
 def test_a_team_without_nominal_quota_borrows_for_its_gang() -> None:
-    settings = load_settings(
+    platform = platform_of(
         quota_raw(
             {},
             gpuPools=[gpu_pool(maxCount=4)],
@@ -566,7 +580,7 @@ def test_a_team_without_nominal_quota_borrows_for_its_gang() -> None:
             trainingOperatorV1=True,
         )
     )
-    workloads = reference_workloads(settings)["team-a"]
+    workloads = reference_workloads(platform)["team-a"]
     job = workloads["pytorchjob-distributed.yaml"]
     # Nothing of its own: the gang is what team-b lends, 3 single-GPU nodes.
     assert {role: r["replicas"] for role, r in job["spec"]["pytorchReplicaSpecs"].items()} == {"Master": 1, "Worker": 2}
@@ -574,23 +588,23 @@ def test_a_team_without_nominal_quota_borrows_for_its_gang() -> None:
 
 
 def test_no_distributed_job_where_no_whole_node_fits_the_quota() -> None:
-    settings = load_settings(
+    platform = platform_of(
         quota_raw(
             {"h100": 4},
             gpuPools=[gpu_pool(name="h100", vmSize="Standard_ND96isr_H100_v5", maxCount=1)],
         )
     )
-    files = reference_workloads(settings)["team-a"]
+    files = reference_workloads(platform)["team-a"]
     assert "pytorchjob-distributed.yaml" not in files
     assert "trainjob-distributed.yaml" not in files
     assert "job-checkpointed.yaml" in files
 
 
 def test_pods_fit_a_small_team_quota() -> None:
-    settings = load_settings(
+    platform = platform_of(
         quota_raw({"t4": 2}, teams=[team(gpuQuota={"t4": 2}, cpu=2, memory="8Gi")], trainingOperatorV1=True)
     )
-    workloads = reference_workloads(settings)["team-a"]
+    workloads = reference_workloads(platform)["team-a"]
     job = workloads["pytorchjob-distributed.yaml"]
     limits = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert (limits["cpu"], limits["memory"]) == ("1", "4Gi")
@@ -694,7 +708,7 @@ def test_kueue_runs_the_deployment_and_pod_integrations() -> None:
 def test_kueue_manages_team_namespaces_only(stack: str) -> None:
     selector = manager_config(SETTINGS[stack].kueue)["managedJobsNamespaceSelector"]
     assert selector == {"matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]}
-    for team_ in SETTINGS[stack].teams:
+    for team_ in PLATFORMS[stack].teams:
         labels = {**team_namespace(team_)["metadata"]["labels"], "kubernetes.io/metadata.name": team_.namespace}
         assert selector_matches(selector, labels), team_.namespace
     for other in (*PLATFORM_NAMESPACES, "kube-system", "default", "kube-public"):

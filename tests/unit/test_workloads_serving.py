@@ -9,26 +9,17 @@ from typing import Any
 
 import pytest
 
-from components.config.loader import load_settings
-from components.config.settings import Settings
-from components.config.teams import TeamSettings
 from components.core.serving import predictor_service_name
-from components.workloads.serving import (
-    ROUTE_FILE,
-    SERVING_FILE,
-    canary_route,
-    inference_service,
-    serving_pool,
-    serving_workloads,
-)
+from components.model.platform import Platform
+from components.workloads.serving import ROUTE_FILE, SERVING_FILE, canary_route, inference_service, serving_workloads
 from tests.support import crds
-from tests.support.config import dev_raw, gpu_pool, team
-from tests.support.kueue import stack_settings
+from tests.support.config import dev_raw, gpu_pool, platform_of, team
+from tests.support.kueue import stack_platform
 
 ACCOUNT = "stexample000000"
 STACKS = ("dev", "prod")
-SETTINGS = {stack: stack_settings(stack) for stack in STACKS}
-WORKLOADS = {stack: serving_workloads(SETTINGS[stack], ACCOUNT) for stack in STACKS}
+PLATFORMS = {stack: stack_platform(stack) for stack in STACKS}
+WORKLOADS = {stack: serving_workloads(PLATFORMS[stack], ACCOUNT) for stack in STACKS}
 INFERENCE_TOLERATION = {"key": "aks-mlops/workload", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}
 
 
@@ -157,7 +148,7 @@ def test_kserves_own_validation_would_accept_it(stack: str, team_name: str) -> N
 
 @pytest.mark.parametrize(("stack", "team_name"), cases())
 def test_the_route_splits_traffic_between_kserves_predictor_services(stack: str, team_name: str) -> None:
-    settings = SETTINGS[stack]
+    settings = PLATFORMS[stack].settings
     service = WORKLOADS[stack][team_name][SERVING_FILE]
     route = WORKLOADS[stack][team_name][ROUTE_FILE]
     name, namespace = service["metadata"]["name"], service["metadata"]["namespace"]
@@ -184,29 +175,36 @@ def test_the_route_splits_traffic_between_kserves_predictor_services(stack: str,
     assert rule["timeouts"] == {"request": "300s"}
 
 
-def variant(**serving: Any) -> Settings:
-    """A dev config whose one team serves on the inference pool `bserve` (2 warm nodes, 6 at most)."""
-    return load_settings(
+def variant(*others: dict[str, Any], **serving: Any) -> Platform:
+    """A dev config whose first team serves on the inference pool `bserve` (2 warm nodes, 6 at most), with `others`
+    as further teams."""
+    return platform_of(
         dev_raw(
             gpuPools=[gpu_pool(), gpu_pool(name="bserve", workload="inference", minCount=2, maxCount=6)],
-            teams=[team(gpuQuota={"t4": 2, "bserve": 6})],
+            teams=[team(gpuQuota={"t4": 2, "bserve": 6}), *others],
             serving={"enabled": True, **serving},
         )
     )
 
 
 def test_the_shares_follow_the_settings() -> None:
-    settings = variant(warmReplicas=2, canaryTrafficPercent=35, domain="ml.example.org")
-    (team_settings,) = settings.serving_teams
-    service = inference_service(settings, team_settings, serving_pool(settings, team_settings), ACCOUNT)
+    platform = variant(warmReplicas=2, canaryTrafficPercent=35, domain="ml.example.org")
+    (serving_team,) = platform.serving_teams
+    assert serving_team.serving_pool is not None
+    assert serving_team.serving_pool.name == "bserve"
+    service = inference_service(platform, serving_team, serving_team.serving_pool, ACCOUNT)
     assert (service["spec"]["predictor"]["minReplicas"], service["spec"]["predictor"]["maxReplicas"]) == (2, 2)
     assert service["spec"]["canary"][0]["trafficPercent"] == 35
-    route = canary_route(settings, team_settings)
+    route = canary_route(platform, serving_team)
     assert [ref["weight"] for ref in route["spec"]["rules"][0]["backendRefs"]] == [65, 35]
     assert route["spec"]["hostnames"] == ["reference-llm-team-a.ml.example.org"]
 
 
 def test_a_team_without_inference_quota_has_no_serving_pool() -> None:
-    bare = TeamSettings("team-c", "team-c", (), "8", "32Gi", "1", "1Ti", "256Gi")
-    with pytest.raises(ValueError, match="team team-c has no quota on an inference pool"):
-        serving_pool(SETTINGS["prod"], bare)
+    # team-c holds quota on the training pool only, team-d none at all: neither serves, nor gets a serving reference.
+    platform = variant(team(name="team-c", gpuQuota={"t4": 1}), team(name="team-d"))
+    assert [t.name for t in platform.teams] == ["team-a", "team-c", "team-d"]
+    assert (platform.team("team-c").serving_pool, platform.team("team-d").serving_pool) == (None, None)
+    assert not platform.team("team-c").serves and not platform.team("team-d").serves
+    assert [t.name for t in platform.serving_teams] == ["team-a"]
+    assert list(serving_workloads(platform, ACCOUNT)) == ["team-a"]

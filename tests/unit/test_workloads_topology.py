@@ -12,14 +12,13 @@ import pytest
 
 from components.workloads.nccl import nccl_allreduce_jobs
 from components.workloads.reference import reference_workloads
-from offline.check_normalize import normalize
-from offline.check_rules import Platform, problems
+from offline.checker.normalize import normalize
+from offline.checker.rules import problems
 from tests.support.crds import manifest_errors
-from tests.support.kueue import stack_settings, topology_aware_settings
+from tests.support.kueue import stack_platform, topology_aware_platform
 
-SETTINGS = topology_aware_settings()
-PLATFORM = Platform.from_settings(SETTINGS)
-WORKLOADS = reference_workloads(SETTINGS)
+PLATFORM = topology_aware_platform()
+WORKLOADS = reference_workloads(PLATFORM)
 TEAM_A = WORKLOADS["team-a"]
 QUEUE = "kueue.x-k8s.io/queue-name"
 REQUIRED = {"kueue.x-k8s.io/podset-required-topology": "kubernetes.azure.com/agentpool"}
@@ -53,14 +52,14 @@ def test_the_trainjob_requires_it_through_its_runtime_patch_and_is_strictly_vali
 
 
 def test_the_nccl_test_requires_it_too() -> None:
-    job = nccl_allreduce_jobs(SETTINGS)["team-a"]["nccl-allreduce-h100.yaml"]
+    job = nccl_allreduce_jobs(PLATFORM)["team-a"]["nccl-allreduce-h100.yaml"]
     assert job["metadata"]["labels"][QUEUE] == "h100"
     assert job["spec"]["template"]["metadata"]["annotations"] == REQUIRED
     assert kubernetes_validate.validate(copy.deepcopy(job), "1.36", strict=True) == "1.36"
 
 
 def test_no_annotation_where_the_pool_is_not_topology_aware() -> None:
-    for files in reference_workloads(stack_settings("prod")).values():
+    for files in reference_workloads(stack_platform("prod")).values():
         for manifest in files.values():
             assert "podset-required-topology" not in str(manifest)
 
