@@ -57,7 +57,7 @@ def test_an_unknown_key_of_the_project_is_refused_with_did_you_mean(key: str, me
 def test_a_key_nobody_could_have_meant_gets_no_hint() -> None:
     with pytest.raises(ConfigError) as excinfo:
         load_settings({**prod_raw(), "zzz": "1"})
-    assert excinfo.value.problem == "is not a setting of this project; see README.md, Configuration"
+    assert excinfo.value.problem == "is not a setting of this project; see docs/configuration.md"
 
 
 @pytest.mark.parametrize("word", ["yes", "no", "on", "off", "Yes", "NO"])
