@@ -10,11 +10,11 @@ runbook line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from components.config.monitoring import AlertThresholds
+from components.core.durations import duration_seconds, iso_duration
 from components.core.metric_sources import TRAINING_LAST_CHECKPOINT, TRAINING_SAMPLES
 from components.core.serving import CANARY_VARIANT, STABLE_VARIANT
 
@@ -161,22 +161,6 @@ KUBERNETES_RECORDING_RULES: tuple[RecordingRule, ...] = (
         f" / count by (cluster) (sum by (cluster, instance, cpu) (node_cpu_seconds_total{{{NODE_JOB}}}))",
     ),
 )
-
-
-def iso_duration(duration: str) -> str:
-    """'30m' -> 'PT30M', '1h' -> 'PT1H', '45s' -> 'PT45S' (Azure rule groups take ISO 8601)."""
-    match = re.fullmatch(r"(\d+)([smh])", duration)
-    if match is None:
-        raise ValueError(f"{duration!r} is not a duration like '30m'")
-    return f"PT{match.group(1)}{match.group(2).upper()}"
-
-
-def seconds(duration: str) -> int:
-    """'72h' -> 259200: a duration as a number of seconds, for comparisons with time()."""
-    match = re.fullmatch(r"(\d+)([smh])", duration)
-    if match is None:
-        raise ValueError(f"{duration!r} is not a duration like '30m'")
-    return int(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2)]
 
 
 # The serving alerts' groups: one InferenceService variant, and one InferenceService (canary against stable).
@@ -392,10 +376,10 @@ def team_job_alert_rules(thresholds: AlertThresholds, teams: str) -> list[AlertR
         AlertRule(
             "TrainingRunningTooLong",
             f'(time() - max by (cluster, namespace, job_name) (kube_job_status_start_time{{namespace=~"{teams}"}})'
-            f" > {seconds(thresholds.job_running_longer_than)} and on (cluster, namespace, job_name)"
+            f" > {duration_seconds(thresholds.job_running_longer_than)} and on (cluster, namespace, job_name)"
             f' max by (cluster, namespace, job_name) (kube_job_status_active{{namespace=~"{teams}"}}) > 0)'
             f' or (time() - max by (cluster, namespace, pod) (kube_pod_start_time{{namespace=~"{teams}"}})'
-            f" > {seconds(thresholds.job_running_longer_than)} and on (cluster, namespace, pod) ({_RUNNING}))",
+            f" > {duration_seconds(thresholds.job_running_longer_than)} and on (cluster, namespace, pod) ({_RUNNING}))",
             "PT5M",
             3,
             "{{ $labels.namespace }} {{ $labels.job_name }}{{ $labels.pod }} has run longer than "

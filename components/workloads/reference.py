@@ -36,7 +36,7 @@ from components.core.durations import duration_seconds
 from components.core.fabric import infiniband_environment
 from components.core.labels import JOB_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
 from components.core.naming import TRAINING_PRIORITY
-from components.core.pool_facts import GpuPoolFacts, flavor_preference
+from components.core.pool_facts import GpuPoolFacts
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_PATH
 from components.core.training_pods import (
     CHECKPOINTS_MOUNT,
@@ -108,7 +108,8 @@ def mig_pool(team: Team) -> GpuPoolFacts | None:
 def distributed_pool(team: Team) -> GpuPoolFacts | None:
     """The team's whole-GPU pool with the most GPUs per node on which one whole node fits its quota."""
     candidates = [f for f in team.flavors if _whole_gpu(f) and _fits(team, f, f.gpus_per_node)]
-    return min(candidates, key=lambda f: (-f.gpus_per_node, *flavor_preference(f)), default=None)
+    # max keeps the first of equals: the team's flavors are in Kueue's order.
+    return max(candidates, key=lambda f: f.gpus_per_node, default=None)
 
 
 def gang_nodes(team: Team, facts: GpuPoolFacts) -> int:

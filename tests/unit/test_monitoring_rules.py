@@ -26,8 +26,6 @@ from components.monitoring.rules import (
     AlertRule,
     RecordingRule,
     alert_rules,
-    iso_duration,
-    seconds,
 )
 from offline.stacks import PROJECT_DIR, load_stack_config, stack_files
 from tests.support.config import platform_for, settings_for
@@ -418,12 +416,6 @@ def test_workload_health_thresholds_flow_from_settings() -> None:
     assert "namespace=~" in alerts["AdmittedPodsPendingTooLong"].expression
 
 
-def test_seconds() -> None:
-    assert [seconds(d) for d in ("45s", "30m", "72h")] == [45, 1800, 259200]
-    with pytest.raises(ValueError):
-        seconds("3 days")
-
-
 def test_every_duration_threshold_sets_its_alerts_for() -> None:
     alerts = alerts_by_name(
         gpuMemoryFor="7m", throughputStalledFor="2h", pendingTooLongFor="45m", gpuNodeNotReadyFor="90s"
@@ -447,21 +439,6 @@ def test_every_alert_has_severity_summary_runbook_and_iso_for(stack: str) -> Non
         assert rule.summary.strip(), rule.alert
         assert rule.runbook.strip(), rule.alert
         assert re.fullmatch(r"PT\d+[HMS]", rule.for_), rule.alert
-
-
-@pytest.mark.parametrize(
-    ("duration", "iso"),
-    [("30m", "PT30M"), ("1h", "PT1H"), ("45s", "PT45S"), ("90m", "PT90M")],
-    ids=["minutes", "hours", "seconds", "over-an-hour"],
-)
-def test_iso_duration(duration: str, iso: str) -> None:
-    assert iso_duration(duration) == iso
-
-
-@pytest.mark.parametrize("bad", ["30 minutes", "1d", "m", "", "1.5h", "-5m", "PT30M"], ids=repr)
-def test_iso_duration_rejects_what_is_not_a_duration(bad: str) -> None:
-    with pytest.raises(ValueError, match="is not a duration"):
-        iso_duration(bad)
 
 
 def _failure_namespace_regexes(expression: str) -> list[tuple[str, str]]:
