@@ -1,6 +1,6 @@
 """The compute domain (`aks-mlops:compute`): one autoscaled GPU user pool as its own AKS `AgentPool`.
 
-The pool's labels, taints and GPU capacity are its derived facts (`Settings.pool_facts`), and the
+The pool's labels, taints and GPU capacity are its derived facts (`Platform.pools`), and the
 component exposes them, so the Kubernetes layer (device plugin, Kueue flavors, quotas) targets the
 pool without restating anything about it. `agent_pool_args` builds the Azure arguments, purely.
 """
@@ -85,7 +85,7 @@ def agent_pool_args(pool: GpuPoolSettings, facts: GpuPoolFacts, tags: Mapping[st
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
     pool: GpuPoolSettings
-    # The pool's derived facts (Settings.pool_facts), the same object the Kubernetes layer reads.
+    # The pool's derived facts (Platform.pools), the same object the Kubernetes layer reads.
     facts: GpuPoolFacts
     cluster_name: pulumi.Input[str]
     # The cluster's group; the pool adds its workload and GPU facts to the stack's tags.
