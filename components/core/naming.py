@@ -94,6 +94,17 @@ def cluster_capability_tags(provisioning_requests: bool) -> dict[str, str]:
     return {PROVISIONING_REQUESTS_TAG: "true"} if provisioning_requests else {}
 
 
+# Name length limits of data collection rules and endpoints (Azure Monitor resource naming rules).
+DATA_COLLECTION_RULE_LENGTH = 64
+DATA_COLLECTION_ENDPOINT_LENGTH = 44
+
+
+def data_collection_name(prefix: str, location: str, cluster_name: str, max_length: int) -> str:
+    """`<prefix>-<region>-<cluster>` cut to `max_length`, ending with a letter or digit."""
+    name = re.sub(r"[^A-Za-z0-9-]", "", f"{prefix}-{location}-{cluster_name}")[:max_length]
+    return name.rstrip("-")
+
+
 def snake_case(camel: str) -> str:
     """A Kubernetes or Azure REST field name as the Pulumi Python SDK spells its keyword argument."""
     return "".join(f"_{ch.lower()}" if ch.isupper() else ch for ch in camel)
@@ -140,6 +151,34 @@ class Names:
 
     def team_identity(self, team: str) -> str:
         return f"id-{self.stem}-{team}"
+
+    @property
+    def monitor_workspace(self) -> str:
+        return f"amw-{self.stem}"
+
+    @property
+    def action_group(self) -> str:
+        return f"ag-{self.stem}"
+
+    @property
+    def grafana(self) -> str:
+        """Grafana workspace names have at most 23 characters."""
+        return f"graf-{self.stem}"[:23]
+
+    def rule_group(self, prefix: str) -> str:
+        """A Prometheus rule group of the cluster: `<prefix>-<cluster>`, as the AKS CLI names its own."""
+        return f"{prefix}-{self.cluster}"
+
+    def prometheus_rule(self, location: str) -> str:
+        """The data collection rule of managed Prometheus (`MSProm-<region>-<cluster>`, as the AKS CLI names it)."""
+        return data_collection_name("MSProm", location, self.cluster, DATA_COLLECTION_RULE_LENGTH)
+
+    def prometheus_endpoint(self, location: str) -> str:
+        """Its data collection endpoint: the same name within the endpoint's shorter limit."""
+        return data_collection_name("MSProm", location, self.cluster, DATA_COLLECTION_ENDPOINT_LENGTH)
+
+    def container_insights_rule(self, location: str) -> str:
+        return data_collection_name("MSCI", location, self.cluster, DATA_COLLECTION_RULE_LENGTH)
 
     def registry(self, subscription_id: str) -> str:
         """ACR names are global across Azure and alphanumeric only: a short hash of the subscription

@@ -88,6 +88,15 @@ def _register_platform(registry: NameRegistry, settings: Settings, azure: Names)
     registry.claim("AKS cluster", azure.cluster, stem)
     registry.claim("Azure managed identity", azure.control_plane_identity, stem)
     registry.claim("Log Analytics workspace", azure.log_analytics, stem)
+    registry.claim("Azure Monitor workspace", azure.monitor_workspace, stem)
+    registry.claim("action group", azure.action_group, stem)
+    registry.claim("Grafana workspace", azure.grafana, stem)
+    located = Source(
+        "namePrefix", settings.name_prefix, f"with environment {settings.environment!r} in {settings.location}"
+    )
+    registry.claim("data collection rule", azure.prometheus_rule(settings.location), located)
+    registry.claim("data collection rule", azure.container_insights_rule(settings.location), located)
+    registry.claim("data collection endpoint", azure.prometheus_endpoint(settings.location), located)
     for namespace in PLATFORM_NAMESPACES:
         registry.claim("Namespace", namespace, PLATFORM)
     registry.claim("ResourceFlavor", CPU_FLAVOR, PLATFORM)

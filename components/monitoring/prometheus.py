@@ -10,7 +10,6 @@ The Azure arguments are built by the pure functions below; the component wires t
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,19 +38,12 @@ CONTAINER_INSIGHTS_STREAM = "Microsoft-ContainerInsights-Group-Default"
 AUDIT_LOG_CATEGORIES = ("kube-audit-admin", "guard")
 
 
-def data_collection_name(prefix: str, location: str, cluster_name: str, max_length: int) -> str:
-    """`<prefix>-<region>-<cluster>` cut to the resource's limit, ending with a letter or digit
-    (the names the AKS CLI gives them)."""
-    name = re.sub(r"[^A-Za-z0-9-]", "", f"{prefix}-{location}-{cluster_name}")[:max_length]
-    return name.rstrip("-")
-
-
 def prometheus_rule_args(
-    location: str, cluster_name: str, workspace_id: pulumi.Input[str], endpoint_id: pulumi.Input[str]
+    location: str, names: Names, workspace_id: pulumi.Input[str], endpoint_id: pulumi.Input[str]
 ) -> dict[str, Any]:
     """The data collection rule that forwards the add-on's Prometheus metrics to the workspace."""
     return {
-        "data_collection_rule_name": data_collection_name("MSProm", location, cluster_name, 64),
+        "data_collection_rule_name": names.prometheus_rule(location),
         "location": location,
         "kind": "Linux",
         "data_collection_endpoint_id": endpoint_id,
@@ -71,11 +63,11 @@ def prometheus_rule_args(
 
 
 def container_insights_rule_args(
-    location: str, cluster_name: str, log_analytics_workspace_id: pulumi.Input[str]
+    location: str, names: Names, log_analytics_workspace_id: pulumi.Input[str]
 ) -> dict[str, Any]:
     """The logs side: with managed-identity auth the omsagent add-on ships through this rule."""
     return {
-        "data_collection_rule_name": data_collection_name("MSCI", location, cluster_name, 64),
+        "data_collection_rule_name": names.container_insights_rule(location),
         "location": location,
         "kind": "Linux",
         "data_sources": monitor.DataCollectionRuleDataSourcesArgs(
@@ -112,7 +104,7 @@ def email_receiver_name(address: str) -> str:
 
 def action_group_args(monitoring: MonitoringSettings, names: Names) -> dict[str, Any]:
     return {
-        "action_group_name": f"ag-{names.stem}",
+        "action_group_name": names.action_group,
         "location": "global",
         "group_short_name": f"ml-{names.environment}"[:12],
         "enabled": True,
@@ -140,7 +132,7 @@ def audit_log_args(cluster_id: pulumi.Input[str], log_analytics_workspace_id: pu
 
 def grafana_args(location: str, names: Names, zone_redundant: bool, workspace_id: pulumi.Input[str]) -> dict[str, Any]:
     return {
-        "workspace_name": f"graf-{names.stem}"[:23],
+        "workspace_name": names.grafana,
         "location": location,
         "sku": dashboard.ResourceSkuArgs(name="Standard"),
         "identity": dashboard.ManagedServiceIdentityArgs(type="SystemAssigned"),
@@ -231,10 +223,10 @@ class ManagedPrometheus(PlatformComponent):
 
         Returns the workspace (what the rule groups and Grafana read) and the association written on the cluster."""
         azure = args.azure
-        location, cluster_name = azure.location, azure.names.cluster
+        location = azure.location
         workspace = monitor.AzureMonitorWorkspace(
             f"{name}-workspace",
-            azure_monitor_workspace_name=f"amw-{azure.names.stem}",
+            azure_monitor_workspace_name=azure.names.monitor_workspace,
             resource_group_name=azure.resource_group_name,
             location=location,
             tags=azure.tags,
@@ -242,8 +234,7 @@ class ManagedPrometheus(PlatformComponent):
         )
         endpoint = monitor.DataCollectionEndpoint(
             f"{name}-endpoint",
-            # 44 characters: the data collection endpoint's name limit, shorter than the rule's.
-            data_collection_endpoint_name=data_collection_name("MSProm", location, cluster_name, 44),
+            data_collection_endpoint_name=azure.names.prometheus_endpoint(location),
             resource_group_name=azure.resource_group_name,
             location=location,
             kind="Linux",
@@ -253,7 +244,7 @@ class ManagedPrometheus(PlatformComponent):
         rule = monitor.DataCollectionRule(
             f"{name}-rule",
             resource_group_name=azure.resource_group_name,
-            **prometheus_rule_args(location, cluster_name, workspace.id, endpoint.id),
+            **prometheus_rule_args(location, azure.names, workspace.id, endpoint.id),
             tags=azure.tags,
             opts=self.child(),
         )
@@ -272,7 +263,7 @@ class ManagedPrometheus(PlatformComponent):
         insights = monitor.DataCollectionRule(
             f"{name}-container-insights",
             resource_group_name=azure.resource_group_name,
-            **container_insights_rule_args(azure.location, azure.names.cluster, args.log_analytics_workspace_id),
+            **container_insights_rule_args(azure.location, azure.names, args.log_analytics_workspace_id),
             tags=azure.tags,
             opts=self.child(),
         )
@@ -334,7 +325,7 @@ class ManagedPrometheus(PlatformComponent):
         """One Prometheus rule group of the cluster, `<prefix>-<cluster>`, evaluated every minute."""
         alertsmanagement.PrometheusRuleGroup(
             f"{name}-{prefix}",
-            rule_group_name=f"{prefix}-{azure.names.cluster}",
+            rule_group_name=azure.names.rule_group(prefix),
             resource_group_name=azure.resource_group_name,
             location=azure.location,
             cluster_name=azure.names.cluster,

@@ -152,3 +152,16 @@ def test_the_registry_keeps_one_owner_and_names_a_platform_clash_as_a_bug() -> N
     with pytest.raises(ValueError, match="the platform derives the Namespace 'kube-system' twice") as bug:
         registry.claim("Namespace", "kube-system", Source(None, "", "elsewhere"))
     assert not isinstance(bug.value, ConfigError)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_stacks_monitoring_names_are_registered_as_the_components_give_them(stack: str) -> None:
+    platform = platform_for(load_stack_config(stack))
+    names, location = platform.azure_names, platform.settings.location
+    cluster = names.cluster
+    assert platform.names.names("data collection rule") == sorted(
+        [f"MSProm-{location}-{cluster}", f"MSCI-{location}-{cluster}"]
+    )
+    assert platform.names.names("data collection endpoint") == [f"MSProm-{location}-{cluster}"[:44].rstrip("-")]
+    assert platform.names.names("Azure Monitor workspace") == [f"amw-{names.stem}"]
+    assert platform.names.names("Grafana workspace") == [f"graf-{names.stem}"[:23]]

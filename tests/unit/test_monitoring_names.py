@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from components.monitoring.prometheus import data_collection_name
+from components.core.naming import data_collection_name
 
 
 @pytest.mark.parametrize(
