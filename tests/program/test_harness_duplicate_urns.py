@@ -17,7 +17,7 @@ def test_a_second_resource_of_the_same_type_and_name_stops_the_run() -> None:
     run = run_program(program, {}, raise_on_error=False)
     assert isinstance(run.error, DuplicateUrnError)
     assert "Duplicate resource URN" in str(run.error) and "kubernetes:core/v1:ConfigMap::settings" in str(run.error)
-    assert [resource.inputs["metadata"]["name"] for resource in run.resources] == ["a", "b"]
+    assert sorted(resource.inputs["metadata"]["name"] for resource in run.resources) == ["a", "b"]
 
 
 def test_resources_of_other_names_are_no_duplicates() -> None:
