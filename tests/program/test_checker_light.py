@@ -99,6 +99,40 @@ def test_checking_the_reference_workloads_imports_no_pulumi_sdk_and_no_grpc(tmp_
     assert heavy(loaded["modules"]) == []
 
 
+def third_party(modules: list[str]) -> set[str]:
+    """The top-level packages loaded that are neither the standard library's nor the project's."""
+    project = {"components", "offline", "__main__"}
+    # PyYAML's LibYAML binding is compiled with Cython, whose runtime registers these modules.
+    cython = {name for name in modules if name == "cython_runtime" or name.startswith("_cython_")}
+    return {name.split(".")[0] for name in modules} - set(sys.stdlib_module_names) - project - cython
+
+
+def test_the_checker_needs_nothing_but_what_requirements_checker_pins(tmp_path: Path) -> None:
+    """What `python -m offline check` loads beyond the standard library is PyYAML, which requirements-checker.txt
+    pins (and the teams' workflow installs alone), plus what the interpreter's site set-up itself loads."""
+    folder, _, _ = reference_dir(tmp_path)
+    result, loaded = probe(tmp_path, folder)
+    assert loaded["code"] == 0, result.stdout + result.stderr
+    site_setup = third_party(json.loads(probe_startup(tmp_path)))
+    assert third_party(loaded["modules"]) - site_setup == {"yaml"}
+    pins = [line for line in (PROJECT_DIR / "requirements-checker.txt").read_text().splitlines() if "==" in line]
+    assert pins == ["PyYAML==6.0.3"]
+    assert "-r requirements-checker.txt" in (PROJECT_DIR / "requirements.txt").read_text().splitlines()
+
+
+def probe_startup(tmp_path: Path) -> str:
+    """The modules a bare interpreter of this environment loads at start (site hooks such as setuptools')."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return result.stdout
+
+
 def test_the_probe_sees_a_domain_import_pull_in_the_sdk(tmp_path: Path) -> None:
     """The control: were the checker to import components.queueing (for Kueue's objects, say), the SDK and gRPC
     would be loaded and the test above would fail."""
