@@ -37,6 +37,7 @@ import yaml
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from offline.__main__ import main as offline_main
+from tests.support import crds
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 README = PROJECT_DIR / "README.md"
@@ -558,3 +559,20 @@ def test_a_workflow_call_with_a_missing_or_unknown_input_fails() -> None:
     with pytest.raises(AssertionError, match="are no inputs"):
         unknown = f"jobs:\n  x:\n    uses: {uses}\n    with: {{{inputs}, stacks: dev}}\n"
         check_workflow_call(example(unknown, "workflow-call"))
+
+
+def test_the_readme_lists_every_crd_file_the_tests_download() -> None:
+    """README, "What the tests download": how many files, each by its tag, file pattern and plural, the cache, and the
+    offline folder's variable and layout, as tests/support/crds.py pins them."""
+    section = README.read_text().split("### What the tests download", 1)[1].split("\n## ", 1)[0]
+    assert f"these {len(crds.CRD_FILES)} files" in section
+    for entry in crds.CRD_FILES.values():
+        plural = entry.name.split("/", 1)[1]
+        file_name = entry.url.rsplit("/", 1)[1]
+        folder, shared_file = entry.shared_path.split("/", 1)
+        assert plural in section and folder.rsplit("-", 1)[1] in section, entry.name
+        assert file_name in section or file_name.replace(plural, "<plural>") in section, entry.url
+        assert shared_file == f"{plural}.yaml"
+    assert "aks-mlops/crds/<sha256>.yaml" in section
+    assert f"`{crds.CRD_DIR_VARIABLE}`" in section
+    assert "`kueue-v0.19.2/clusterqueues.yaml`" in section

@@ -10,7 +10,8 @@ JobSet and KServe files can join the table without new machinery.
 The files themselves are never committed to the project. `CRD_FILES` pins each one by its upstream URL at
 a release tag and its sha256, and `crd(name)` finds the bytes, in this order:
 
-1. `../shared/schemas/<dir>/<file>` beside the project, when present (a developer's machine);
+1. the folder `$AKS_MLOPS_CRD_DIR` names, else `../shared/schemas` beside the project, as `<dir>/<file>`
+   (`CrdFile.shared_path`), when present (a developer's machine, or an offline one given the files);
 2. the user cache, `$XDG_CACHE_HOME` (or `~/.cache`) `/aks-mlops/crds/<sha256>.yaml`, when it matches;
 3. the pinned URL, downloaded once, checked and written to that cache (fresh clones, GitHub CI).
 
@@ -41,7 +42,9 @@ from offline.stacks import PROJECT_DIR
 
 Manifest = dict[str, Any]
 
-# Beside the project, when a developer has it; module attributes so tests can point them elsewhere.
+# A folder of the files (README, "What the tests download"), else beside the project when a developer has it; module
+# attributes so tests can point them elsewhere.
+CRD_DIR_VARIABLE = "AKS_MLOPS_CRD_DIR"
 SHARED_SCHEMAS = PROJECT_DIR.parent / "shared" / "schemas"
 # A CRD file is a few hundred kB: a slow network should fail the test quickly, not hang it.
 FETCH_TIMEOUT_SECONDS = 15
@@ -140,6 +143,12 @@ CRD_FILES: dict[str, CrdFile] = {
 # --- finding a file ---------------------------------------------------------------------------------
 
 
+def shared_folder() -> Path:
+    """Where the files are looked for first: the folder `$AKS_MLOPS_CRD_DIR` names, else `../shared/schemas`."""
+    configured = os.environ.get(CRD_DIR_VARIABLE, "")
+    return Path(configured) if configured else SHARED_SCHEMAS
+
+
 def cache_dir() -> Path:
     """`$XDG_CACHE_HOME/aks-mlops/crds`, or `~/.cache/aks-mlops/crds` (XDG: an unset, empty or relative
     XDG_CACHE_HOME means the default)."""
@@ -189,7 +198,7 @@ def crd_bytes(name: str) -> bytes:
     entry = CRD_FILES.get(name)
     if entry is None:
         pytest.fail(f"no pinned CRD file {name!r} in tests/support/crds.py (known: {', '.join(sorted(CRD_FILES))})")
-    shared = SHARED_SCHEMAS / entry.shared_path
+    shared = shared_folder() / entry.shared_path
     if shared.is_file():
         data = shared.read_bytes()
         if _sha256(data) != entry.sha256:
@@ -218,7 +227,8 @@ def crd_bytes(name: str) -> bytes:
             + "".join(f"  - {attempt}\n" for attempt in tried)
             + f"Fix: allow the download (network access to {entry.url}), or fetch it by hand:\n"
             f"  mkdir -p {cached.parent} && curl -fsSL {entry.url} -o {cached}\n"
-            f"(expected sha256 {entry.sha256}), or provide the shared folder at {SHARED_SCHEMAS}.",
+            f"(expected sha256 {entry.sha256}), or provide the shared folder at {shared_folder()} "
+            '(README, "What the tests download").',
             pytrace=False,
         )
     if _sha256(data) != entry.sha256:

@@ -90,6 +90,7 @@ def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CrdFile]
     )
     monkeypatch.setitem(crds.CRD_FILES, entry.name, entry)
     monkeypatch.setattr(crds, "SHARED_SCHEMAS", tmp_path / "shared" / "schemas")
+    monkeypatch.delenv(crds.CRD_DIR_VARIABLE, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(crds, "fetch", _no_network)
     # `crd` memoizes by name; each case must resolve afresh (the real files simply resolve again later).
@@ -174,6 +175,20 @@ def test_crd_fails_loudly_when_no_source_has_the_file(sample: CrdFile) -> None:
 def test_an_unpinned_file_name_fails(sample: CrdFile) -> None:
     with pytest.raises(pytest.fail.Exception, match="no pinned CRD file 'example/gadgets'"):
         crds.crd("example/gadgets")
+
+
+def test_a_folder_of_the_files_named_by_the_variable_comes_first(
+    sample: CrdFile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README, "What the tests download": offline, AKS_MLOPS_CRD_DIR names a folder laid out as the shared one."""
+    _put(crds.SHARED_SCHEMAS / sample.shared_path, SAMPLE.replace(b"widgets", b"gadgets"))
+    folder = tmp_path / "offline-crds"
+    _put(folder / sample.shared_path, SAMPLE)
+    monkeypatch.setenv(crds.CRD_DIR_VARIABLE, str(folder))
+    assert crds.shared_folder() == folder
+    assert crds.crd_bytes(sample.name) == SAMPLE
+    monkeypatch.setenv(crds.CRD_DIR_VARIABLE, "")
+    assert crds.shared_folder() == crds.SHARED_SCHEMAS
 
 
 def test_the_cache_follows_xdg_cache_home_or_defaults_to_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
