@@ -43,6 +43,9 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 README = PROJECT_DIR / "README.md"
 DOCS = [README, *sorted((PROJECT_DIR / "docs").glob("*.md"))]
 STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in PROJECT_DIR.glob("Pulumi.*.yaml"))
+# The project's own stacks, which the docs describe with their numbers; a stack added beside them (docs/operating.md,
+# "Adding a stack") works without a row of its own.
+DOCUMENTED_STACKS = ["dev", "prod"]
 PROJECT = "aks-mlops"
 
 # YAML blocks that are neither config, manifests nor workflow calls: (doc, first line) -> why not checked further.
@@ -364,9 +367,9 @@ def test_every_rule_says_what_why_and_how_to_fix() -> None:
 
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A fresh offline plan of every stack, through the command's own entry point."""
+    """A fresh offline plan of each documented stack, through the command's own entry point."""
     found = {}
-    for stack in STACKS:
+    for stack in DOCUMENTED_STACKS:
         out = tmp_path_factory.mktemp(f"plan-{stack}")
         assert offline_main([stack, "--out", str(out), "--quiet"]) == 0, stack
         found[stack] = out
@@ -387,7 +390,7 @@ def table_rows(path: Path, heading: str) -> list[list[str]]:
 
 def test_operating_guide_gives_each_stacks_plan_numbers(plans: dict[str, Path]) -> None:
     rows = table_rows(PROJECT_DIR / "docs" / "operating.md", "The stacks")
-    assert sorted(row[0] for row in rows) == STACKS
+    assert sorted(row[0] for row in rows) == DOCUMENTED_STACKS
     for stack, resources, objects, idle, at_max, minutes in rows:
         plan = plans[stack]
         cost = json.loads((plan / "cost.json").read_text())
@@ -401,7 +404,9 @@ def test_operating_guide_gives_each_stacks_plan_numbers(plans: dict[str, Path]) 
 def test_team_guide_lists_every_pool_as_the_plan_sizes_it(plans: dict[str, Path]) -> None:
     rows = table_rows(PROJECT_DIR / "docs" / "team-guide.md", "Choosing a pool")
     listed = sorted((row[0], row[1].strip("`")) for row in rows)
-    pools = sorted((stack, pool["name"]) for stack in STACKS for pool in stack_config(stack)[f"{PROJECT}:gpuPools"])
+    pools = sorted(
+        (stack, pool["name"]) for stack in DOCUMENTED_STACKS for pool in stack_config(stack)[f"{PROJECT}:gpuPools"]
+    )
     assert listed == pools
     for stack, pool, workload, per_node, nodes, at_max, spot in rows:
         name = pool.strip("`")
