@@ -15,6 +15,10 @@ from components.config import defaults
 from components.config.node import ConfigNode
 
 EXPANDERS = ("least-waste", "most-pods", "priority", "random")
+# How long the autoscaler waits for a node it asked for where `maxNodeProvisionTime` is not set: AKS's default
+# (learn.microsoft.com/azure/aks/cluster-autoscaler, "Cluster autoscaler profile settings": max-node-provision-time,
+# 15 minutes). Kueue's podsReadyTimeout must not be shorter (components.config.teams.check_pods_ready_timeout).
+AKS_MAX_NODE_PROVISION_TIME = "15m"
 
 
 # Durations as the AKS API takes them (Microsoft.ContainerService 2025-09-01 managedClusters.json,

@@ -10,6 +10,7 @@ from components.config import defaults, validators
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.core.catalog import find_vm_size
+from components.core.versions import AKS_KUBERNETES_MINORS, AKS_MINORS_CHECKED, aks_kubernetes_minor
 
 ENVIRONMENTS = ("dev", "staging", "prod")
 CLUSTER_TIERS = ("Free", "Standard", "Premium")
@@ -62,7 +63,17 @@ class CostModel:
 
 
 def read_kubernetes_version(version_node: ConfigNode, upgrade_channel: str) -> str:
+    """A version whose minor AKS offers (the dated table components.core.versions.AKS_KUBERNETES_MINORS): AKS refuses
+    to create a cluster of any other minor, so the stack would fail at `pulumi up` instead of here."""
     version = validators.kubernetes_version(version_node)
+    if aks_kubernetes_minor(version) is None:
+        offered = ", ".join(entry.minor for entry in AKS_KUBERNETES_MINORS)
+        # 1.40 unquoted in YAML is the number 1.4: a one-digit minor is most likely that.
+        quote = "; quote the version in YAML (1.40 unquoted is read as 1.4)" if len(version.split(".")[1]) == 1 else ""
+        raise version_node.fail(
+            f"is not a Kubernetes minor AKS offers: {offered} (the AKS release calendar, checked "
+            f"{AKS_MINORS_CHECKED}, in components/core/versions.py){quote}"
+        )
     if upgrade_channel in PATCHING_CHANNELS and validators.has_patch(version):
         raise version_node.fail(
             f"pins a patch release, but upgradeChannel {upgrade_channel!r} upgrades patches itself; "

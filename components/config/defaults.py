@@ -111,8 +111,9 @@ AUTOSCALER_PROFILE: MappingProxyType[str, str | bool] = MappingProxyType(
 KUEUE: MappingProxyType[str, Any] = MappingProxyType(
     {
         "cohort": "ml-platform",
-        # A gang admitted onto GPU pools that scale from zero waits for VM provisioning, driver
-        # set-up and multi-GB image pulls before its pods are ready: 20 minutes, not Kueue's 5.
+        # A gang admitted onto GPU pools that scale from zero waits for VM provisioning (the autoscaler allows 15
+        # minutes), driver set-up and multi-GB image pulls before its pods are ready: 20 minutes, bounded in
+        # components.config.teams (Kueue v0.19.2's own default, config v1beta2, is 30 minutes).
         "podsReadyTimeout": "20m",
         "backoffLimitCount": 5,
         "backoffBaseSeconds": 60,

@@ -30,14 +30,18 @@ from components.config.cluster import (
 )
 from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
 from components.config.errors import ConfigError
-from components.config.monitoring import read_monitoring
+from components.config.monitoring import check_pending_alert, read_monitoring
 from components.config.node import ConfigNode, did_you_mean
 from components.config.pools import MIG_STRATEGIES, read_gpu_pools, read_gpu_software, read_system_pool, read_zones
 from components.config.prod import check_prod_posture
-from components.config.serving import check_serving_capacity, read_serving
+from components.config.serving import (
+    check_serving_capacity,
+    read_serving,
+    warn_warm_inference_pools_without_serving,
+)
 from components.config.settings import Settings
 from components.config.storage import read_storage
-from components.config.teams import read_kueue, read_teams
+from components.config.teams import check_pods_ready_timeout, read_kueue, read_teams
 from components.config.workloads import read_workloads
 from components.core.naming import CPU_FLAVOR
 from components.core.pool_facts import derive_all_pool_facts
@@ -69,6 +73,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     workloads = read_workloads(n["workloads"])
     serving = read_serving(n["serving"], workloads.require_image_digests)
     check_serving_capacity(serving, gpu_pools, {facts.name: facts for facts in pool_facts}, teams)
+    warn_warm_inference_pools_without_serving(serving, gpu_pools, {facts.name: facts for facts in pool_facts}, warnings)
     network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
     check_pod_cidr_capacity(n["podCidr"], network, system_pool.max_count + sum(pool.max_count for pool in gpu_pools))
     settings = Settings(
@@ -113,6 +118,10 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         serving=serving,
         warnings=tuple(warnings),
     )
+    # Bounds that span sections: Kueue's timeout against the autoscaler's provisioning time, the pending-pod alert
+    # against Kueue's timeout.
+    check_pods_ready_timeout(settings.kueue, settings.autoscaler_profile)
+    check_pending_alert(settings.monitoring.thresholds, settings.kueue.pods_ready_timeout)
     check_prod_posture(settings, n)
     return settings
 

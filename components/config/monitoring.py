@@ -4,12 +4,75 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from components.config import defaults
+from components.config.errors import ConfigError
 from components.config.node import ConfigNode
-from components.core.durations import DURATION
+from components.config.validators import DurationBound, bounded_duration
+from components.core.durations import duration_seconds
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+# The platform's rule groups are evaluated once a minute (components.monitoring.prometheus, interval PT1M): a `for`
+# shorter than that is the same as none, and a condition seen by one evaluation pages.
+_ONE_EVALUATION = "the alert rules are evaluated once a minute, so a shorter wait is no wait: one evaluation would page"
+# Where a longer wait is worth nothing: a GPU held idle, broken or by a hung job is paid by the hour.
+_PAID_BY_THE_HOUR = (
+    "GPUs are paid by the hour, and a condition a day old is no longer news: the alert would come too late"
+)
+
+# The range of each duration threshold (a zero or absurd value would make its alert fire always or never), and why.
+DURATION_THRESHOLDS: MappingProxyType[str, DurationBound] = MappingProxyType(
+    {
+        "gpuIdleFor": DurationBound(
+            "5m",
+            "24h",
+            "a healthy job leaves its GPUs idle for minutes while it loads data, compiles or writes a checkpoint, so a "
+            "shorter wait pages on every job",
+            _PAID_BY_THE_HOUR,
+        ),
+        "gpuMemoryFor": DurationBound(
+            "1m",
+            "24h",
+            _ONE_EVALUATION,
+            "memory near capacity is an out-of-memory crash about to happen: a wait of more than a day warns after it",
+        ),
+        "throughputStalledFor": DurationBound("1m", "24h", _ONE_EVALUATION, _PAID_BY_THE_HOUR),
+        "pendingTooLongFor": DurationBound(
+            "5m",
+            "168h",
+            "a workload waits minutes for admission by design (quota freed by others, the requeue backoff starts at a "
+            "minute), so a shorter wait pages on ordinary queueing",
+            "a queue stuck for more than a week has been noticed by its team long before; the alert would never help",
+        ),
+        "gpuNodeNotReadyFor": DurationBound("1m", "24h", _ONE_EVALUATION, _PAID_BY_THE_HOUR),
+        "jobRunningLongerThan": DurationBound(
+            "1h",
+            "720h",
+            "training jobs run for hours by design, so a shorter limit pages on every running job",
+            "a job that has run for a month without anyone noticing has held its GPUs for a month: the alert would "
+            "never help",
+        ),
+        # And at least PENDING_ALERT_LAG below kueue.podsReadyTimeout (check_pending_alert).
+        "podPendingFor": DurationBound(
+            "1m",
+            "2h",
+            _ONE_EVALUATION,
+            "Kueue has evicted the pods of an admitted workload by kueue.podsReadyTimeout (at most 2h), so the alert "
+            "would never fire",
+        ),
+        "servingAlertFor": DurationBound(
+            "1m",
+            "1h",
+            _ONE_EVALUATION,
+            "the model's users see slow or failed requests for the whole wait before anyone is paged",
+        ),
+    }
+)
+# How late a Pending pod can reach its alert: the add-on scrapes kube-state-metrics every 30 s and the rules are
+# evaluated every minute, rounded up to whole minutes.
+PENDING_ALERT_LAG = "2m"
 
 
 @dataclass(frozen=True)
@@ -68,7 +131,7 @@ def _thresholds(node: ConfigNode) -> AlertThresholds:
     f = node.fields(default)
 
     def duration(key: str) -> str:
-        return f[key].or_default(default[key]).string(pattern=DURATION, describe="a duration such as '30m'")
+        return bounded_duration(f[key].or_default(default[key]), DURATION_THRESHOLDS[key])
 
     def whole(key: str, minimum: int, maximum: int) -> int:
         return f[key].or_default(default[key]).integer(minimum=minimum, maximum=maximum)
@@ -95,3 +158,20 @@ def _thresholds(node: ConfigNode) -> AlertThresholds:
         canary_error_margin_percent=whole("canaryErrorMarginPercent", 0, 50),
         serving_alert_for=duration("servingAlertFor"),
     )
+
+
+def check_pending_alert(thresholds: AlertThresholds, pods_ready_timeout: str) -> None:
+    """`alertThresholds.podPendingFor` leaves the AdmittedPodsPendingTooLong alert time to fire before Kueue evicts
+    the pods it is about: an admitted workload whose pods are not all ready by `kueue.podsReadyTimeout` is evicted
+    (Kueue v0.19.2 waitForPodsReady), which deletes its Pending pods, so a wait that is not shorter by the alert's lag
+    would never page for them."""
+    latest = duration_seconds(pods_ready_timeout) - duration_seconds(PENDING_ALERT_LAG)
+    if duration_seconds(thresholds.pod_pending_for) > latest:
+        raise ConfigError(
+            "alertThresholds.podPendingFor",
+            thresholds.pod_pending_for,
+            f"leaves no time before kueue.podsReadyTimeout {pods_ready_timeout}: Kueue evicts an admitted workload "
+            "whose pods are not all ready by then, deleting its Pending pods, so the alert would never fire for them; "
+            f"set it at least {PENDING_ALERT_LAG} below the timeout (kube-state-metrics is scraped every 30 s and the "
+            "rules run every minute)",
+        )

@@ -68,6 +68,13 @@ PROD_RULES: tuple[ProdRule, ...] = (
         "must be true in prod (dashboards for on-call)",
     ),
     ProdRule(
+        "workloads.requireImageDigests",
+        lambda s: s.workloads.require_image_digests,
+        lambda required, _: required,
+        "must be true in prod, whether the stack file sets it or not: a tag can be moved to other content after review "
+        "and scanning, a digest cannot, so prod runs team and serving images only by @sha256: digest",
+    ),
+    ProdRule(
         "serving.gatewayReplicas",
         lambda s: s.serving.gateway_replicas,
         lambda replicas, s: not s.serving.enabled or replicas >= 2,

@@ -17,11 +17,15 @@ from components.config.node import ConfigNode
 from components.config.pools import GpuPoolSettings
 from components.config.teams import TeamSettings
 from components.core.images import image_problem
+from components.core.naming import DNS_LABEL_LENGTH, DNS_NAME_LENGTH
 from components.core.pool_facts import GpuPoolFacts
 from components.core.serving import IMAGE_KEYS, canary_replicas
 
 # A DNS name of at least two labels (RFC 1123), lowercase: the hosts of the InferenceServices end in it.
-DOMAIN = re.compile(r"(?=.{1,200}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
+DOMAIN = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
+# A host is `<name>-<namespace>.<domain>` (components.core.serving.inference_host) and a DNS name has at most 253
+# characters, so the domain leaves room for a first label of 63 (the name registry holds that label to 63).
+MAX_DOMAIN_LENGTH = DNS_NAME_LENGTH - DNS_LABEL_LENGTH - 1
 # One pod per rollout step: the reference InferenceService rolls with maxSurge 1 (components.workloads.serving).
 ROLLOUT_SURGE = 1
 
@@ -74,12 +78,43 @@ def read_serving(node: ConfigNode, require_digests: bool) -> ServingSettings:
         canary_traffic_percent=f["canaryTrafficPercent"]
         .or_default(default["canaryTrafficPercent"])
         .integer(minimum=0, maximum=100),
-        domain=f["domain"]
-        .or_default(default["domain"])
-        .string(pattern=DOMAIN, describe="a lowercase DNS name of two labels or more, such as inference.internal"),
+        domain=_domain(f["domain"].or_default(default["domain"])),
         gateway_replicas=f["gatewayReplicas"].or_default(default["gatewayReplicas"]).integer(minimum=1, maximum=10),
         images=images,
     )
+
+
+def _domain(node: ConfigNode) -> str:
+    domain = node.string(
+        pattern=DOMAIN, describe="a lowercase DNS name of two labels or more, such as inference.internal"
+    )
+    if len(domain) > MAX_DOMAIN_LENGTH:
+        raise node.fail(
+            f"is longer than {MAX_DOMAIN_LENGTH} characters: a model's host is <name>-<namespace>.<domain>, whose "
+            f"first label may have {DNS_LABEL_LENGTH} characters, and a DNS name has at most {DNS_NAME_LENGTH}"
+        )
+    return domain
+
+
+def warn_warm_inference_pools_without_serving(
+    serving: ServingSettings, pools: Sequence[GpuPoolSettings], facts: Mapping[str, GpuPoolFacts], warnings: list[str]
+) -> None:
+    """Serving off, but an inference pool keeps nodes warm: a warning, not an error. The nodes are not unusable (a
+    team with quota on the pool may run model servers of its own, Deployments that tolerate the pool's taint, which
+    Kueue admits and the workload checker accepts), but nothing the platform installs runs there, and they cost
+    money every hour whether or not a team does."""
+    if serving.enabled:
+        return
+    for index, pool in enumerate(pools):
+        pool_facts = facts[pool.name]
+        if pool_facts.serving and pool.min_count > 0:
+            gpus = pool.min_count * pool_facts.resources_per_node
+            warnings.append(
+                f"gpuPools[{index}].minCount {pool.min_count} keeps {gpus} GPU{'s' if gpus != 1 else ''} of "
+                f"inference pool {pool.name} running, but serving.enabled is false: no InferenceService runs there and "
+                "batch jobs never tolerate the pool's taint, so only a team's own model-server Deployments can use "
+                "them; set minCount to 0 (the pool then scales from zero) or turn serving on"
+            )
 
 
 def check_serving_capacity(

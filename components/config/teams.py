@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from components.config import defaults, validators
+from components.config.autoscaler import AKS_MAX_NODE_PROVISION_TIME
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
-from components.config.validators import read_quantity
-from components.core.durations import DURATION
+from components.config.validators import DurationBound, read_quantity
+from components.core.durations import duration_seconds
 from components.core.naming import KUBE_SYSTEM_NAMESPACE, PLATFORM_NAMESPACES, SPOT_QUEUE
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quantities import GIB, QUANTITY, quantity_value
@@ -32,6 +33,25 @@ RESERVED_NAMESPACES = frozenset(
 SPOT_QUEUE_SUFFIX = f"-{SPOT_QUEUE}"
 # Azure Files premium shares are billed and sized from 100 GiB up.
 MIN_PREMIUM_FILE_SHARE = 100 * GIB
+
+# `kueue.podsReadyTimeout` is Kueue's waitForPodsReady `timeout` (v0.19.2, apis/config/v1beta2 configuration_types.go
+# WaitForPodsReady): the time an admitted workload has to reach PodsReady=true before it is evicted and requeued with
+# backoff. Its `recoveryTimeout`, which the platform leaves at its default, is the same value (defaults.go): how long a
+# running gang that lost a pod waits for the replacement before it is suspended again. Kueue's defaulting also
+# replaces a timeout of 0 with its own 30 minutes, so `0m` would silently mean 30m.
+PODS_READY_TIMEOUT = DurationBound(
+    minimum="5m",
+    maximum="2h",
+    below=(
+        "a gang needs minutes to start even on nodes that are up (multi-GB CUDA images to pull), so a shorter timeout "
+        "evicts healthy gangs again and again; 0 is not even what Kueue v0.19.2 runs, its defaulting turns it into 30m"
+    ),
+    above=(
+        "a gang that cannot start holds its admitted GPUs idle for the whole timeout, and a running gang that lost a "
+        "pod holds the rest as long (recoveryTimeout defaults to it): past 2 hours the all-or-nothing guard frees "
+        "nothing in useful time"
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -66,9 +86,9 @@ def read_kueue(node: ConfigNode) -> KueueSettings:
         raise f["backoffMaxSeconds"].fail(f"is below backoffBaseSeconds {base}")
     return KueueSettings(
         cohort=validators.rfc1123_label(f["cohort"].or_default(default["cohort"])),
-        pods_ready_timeout=f["podsReadyTimeout"]
-        .or_default(default["podsReadyTimeout"])
-        .string(pattern=DURATION, describe="a duration such as '20m' or '1h'"),
+        pods_ready_timeout=validators.bounded_duration(
+            f["podsReadyTimeout"].or_default(default["podsReadyTimeout"]), PODS_READY_TIMEOUT
+        ),
         backoff_limit_count=f["backoffLimitCount"]
         .or_default(default["backoffLimitCount"])
         .integer(minimum=0, maximum=100),
@@ -76,6 +96,21 @@ def read_kueue(node: ConfigNode) -> KueueSettings:
         backoff_max_seconds=maximum,
         provisioning_requests=f["provisioningRequests"].or_default(default["provisioningRequests"]).boolean(),
     )
+
+
+def check_pods_ready_timeout(kueue: KueueSettings, autoscaler_profile: Mapping[str, str | bool]) -> None:
+    """`kueue.podsReadyTimeout` is at least the time the cluster autoscaler may take to provision a node
+    (`autoscalerProfile.maxNodeProvisionTime`, AKS's default where the stack sets none): a gang admitted onto a pool
+    that scales from zero waits for its nodes, and a shorter timeout evicts it while they are still coming."""
+    provision = str(autoscaler_profile.get("maxNodeProvisionTime", AKS_MAX_NODE_PROVISION_TIME))
+    if duration_seconds(kueue.pods_ready_timeout) < duration_seconds(provision):
+        raise ConfigError(
+            "kueue.podsReadyTimeout",
+            kueue.pods_ready_timeout,
+            f"is shorter than the {provision} the cluster autoscaler may take to provision a node "
+            f"(autoscalerProfile.maxNodeProvisionTime, AKS's default {AKS_MAX_NODE_PROVISION_TIME} where unset): "
+            f"Kueue would evict gangs whose nodes are still coming, again and again; set it to at least {provision}",
+        )
 
 
 def read_teams(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: list[str]) -> tuple[TeamSettings, ...]:
@@ -129,12 +164,16 @@ def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts]) -> TeamSet
     weight = weight_node.number(minimum=0.0, maximum=1000.0)
     if weight <= 0:
         raise weight_node.fail("must be above 0 (a zero weight would let this team be preempted by anyone)")
+    cpu = _at_least_a_container(f["cpu"], DEFAULT_CONTAINER_CPU, describe="CPU cores such as 64 or '500m'")
+    _within_gpu_pools(f["cpu"], quantity_value(cpu), flavors, memory=False)
+    memory = _memory(f["memory"])
+    _within_gpu_pools(f["memory"], quantity_value(memory), flavors, memory=True)
     return TeamSettings(
         name=name,
         namespace=namespace,
         gpu_quotas=_gpu_quotas(f["gpuQuota"], flavors),
-        cpu=_at_least_a_container(f["cpu"], DEFAULT_CONTAINER_CPU, describe="CPU cores such as 64 or '500m'"),
-        memory=_memory(f["memory"]),
+        cpu=cpu,
+        memory=memory,
         fair_sharing_weight=format(Decimal(str(weight)).normalize(), "f"),
         datasets_size=read_quantity(
             f["datasetsSize"].or_default(default["datasetsSize"]), describe="a size such as '1Ti'"
@@ -172,6 +211,30 @@ def _at_least_a_container(node: ConfigNode, container_request: str, *, describe:
     if quantity_value(value) < quantity_value(container_request):
         raise node.fail(f"is below {container_request}, the default request of one container in the team namespace")
     return value
+
+
+def _within_gpu_pools(node: ConfigNode, amount: Decimal, flavors: Mapping[str, GpuPoolFacts], *, memory: bool) -> None:
+    """A team's CPU or memory quota no larger than every GPU pool's vCPUs or memory at max scale together.
+
+    The quota is Kueue's `cpu` flavor (components.queueing.kueue), which every workload of the team's queues draws
+    on, GPU jobs included; and the GPU pools are the only nodes the teams' pods run on: the System pool is reserved
+    for add-ons by its CriticalAddonsOnly taint, and the platform has no CPU user pool. So quota above what all GPU
+    pools have at max scale can never be used by the team nor lent to another. The bound counts the VM sizes' vCPUs
+    and memory (components.core.catalog), a little more than the nodes' allocatable, so it never refuses a quota the
+    pools could hold. It is not narrowed to the pools the team has GPU quota on: CPU quota the team does not use is
+    lent to the cohort, whose teams run on the other pools."""
+    unit, scale = (" GiB", GIB) if memory else (" vCPUs", Decimal(1))
+    per_node = {name: facts.memory_gib_per_node if memory else facts.vcpus_per_node for name, facts in flavors.items()}
+    total = sum(per_node[name] * facts.max_nodes for name, facts in flavors.items())
+    if amount > total * scale:
+        pools = ", ".join(
+            f"{name}: {facts.max_nodes} nodes x {per_node[name]}{unit}" for name, facts in flavors.items()
+        )
+        raise node.fail(
+            f"is more {'memory' if memory else 'CPU'} than all GPU pools together have at max scale: {total}{unit} "
+            f"({pools}); the teams' pods run only on GPU pools (the System pool is reserved for add-ons), so no "
+            "pod could ever use the rest: lower it, or raise the pools' maxCount"
+        )
 
 
 def _memory(node: ConfigNode) -> str:

@@ -11,11 +11,13 @@ import datetime as dt
 import ipaddress
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 
 from components.config.errors import ConfigError
 from components.config.node import ConfigNode
 from components.core.catalog import VmSize, find_vm_size
+from components.core.durations import DURATION, duration_seconds
 from components.core.quantities import QUANTITY, quantity_value
 from components.core.scheduling import TAINT_EFFECTS, Taint
 
@@ -38,11 +40,8 @@ TAINT = re.compile(r"(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>[A-Za-
 RESERVED_DOMAINS = ("kubernetes.azure.com", "kubernetes.io", "k8s.io")
 
 KUBERNETES_VERSION = re.compile(r"(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)(?:\.(?P<patch>0|[1-9]\d*))?")
-# The oldest minor AKS still offers in standard support at the end of 2026: the AKS release calendar
-# (learn.microsoft.com/azure/aks/supported-kubernetes-versions) ends 1.34 in November 2026 and 1.35 in March
-# 2027; upstream 1.33 reached end of life on 2026-06-28. (Kueue 0.19 itself needs only 1.29.) Raise this as
-# the calendar moves.
-MIN_KUBERNETES_MINOR = 35
+# Which minors AKS offers is one dated table, components.core.versions.AKS_KUBERNETES_MINORS, checked by
+# components.config.cluster.read_kubernetes_version; this module only checks the form.
 
 GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 AZURE_LOCATION = re.compile(r"[a-z][a-z0-9]{2,30}")
@@ -59,7 +58,7 @@ AKS_RESERVED_RANGES = tuple(
 # Ranges a caller of the public API server can never appear from (RFC 1918, loopback,
 # link-local, carrier-grade NAT).
 NON_PUBLIC_RANGES = tuple(
-    ipaddress.ip_network(cidr)
+    ipaddress.IPv4Network(cidr)
     for cidr in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16", "100.64.0.0/10")
 )
 
@@ -126,16 +125,12 @@ def taint(node: ConfigNode) -> Taint:
 
 
 def kubernetes_version(node: ConfigNode) -> str:
+    """A Kubernetes 1.x version in the form AKS takes (`major.minor` or `major.minor.patch`)."""
     version = node.string(pattern=KUBERNETES_VERSION, describe="major.minor or major.minor.patch, e.g. '1.36'")
     match = KUBERNETES_VERSION.fullmatch(version)
     assert match is not None
     if int(match.group("major")) != 1:
         raise node.fail("is not a Kubernetes 1.x version; AKS ships only 1.x")
-    if int(match.group("minor")) < MIN_KUBERNETES_MINOR:
-        raise node.fail(
-            f"is too old; AKS supports Kubernetes >= 1.{MIN_KUBERNETES_MINOR} at the end of 2026 (quote the version "
-            "in YAML: 1.40 unquoted is read as the number 1.4)"
-        )
     return version
 
 
@@ -175,8 +170,23 @@ def authorized_range(node: ConfigNode) -> str:
         raise node.fail(f"is not a valid IPv4 address or CIDR ({error})") from None
     if not isinstance(network, ipaddress.IPv4Network):
         raise node.fail("must be IPv4 (AKS authorized IP ranges are IPv4 only)")
-    if any(network.overlaps(private) for private in NON_PUBLIC_RANGES):
-        raise node.fail("is not a public range; the API server sees callers by their public egress address")
+    if network.prefixlen == 0:
+        raise node.fail(
+            "authorizes every IPv4 address, which restricts nothing: the public API server would be as open as with "
+            "no authorizedIpRanges at all; list the egress ranges of the networks that administer the cluster, or set "
+            "privateCluster: true"
+        )
+    for private in NON_PUBLIC_RANGES:
+        if network.subnet_of(private):
+            raise node.fail(
+                f"is not a public range (it lies in {private}); the public API server sees callers by their public "
+                "egress address"
+            )
+        if network.overlaps(private):
+            raise node.fail(
+                f"includes {private}, which is not public; the public API server sees callers by their public egress "
+                "address, so list only the public egress ranges of the networks that administer the cluster"
+            )
     return str(network)
 
 
@@ -196,6 +206,27 @@ def clock_time(node: ConfigNode) -> str:
 
 def utc_offset(node: ConfigNode) -> str:
     return node.string(pattern=UTC_OFFSET, describe="+HH:MM or -HH:MM")
+
+
+@dataclass(frozen=True)
+class DurationBound:
+    """The range a duration setting is kept in, and why each end is where it is (for the error message)."""
+
+    minimum: str
+    maximum: str
+    # Why a shorter value is refused, and why a longer one is.
+    below: str
+    above: str
+
+
+def bounded_duration(node: ConfigNode, bound: DurationBound) -> str:
+    """A duration such as '30m' within `bound`; a value outside it is refused with the bound's reason."""
+    value = node.string(pattern=DURATION, describe="a duration such as '30m' (a whole number of s, m or h)")
+    if duration_seconds(value) < duration_seconds(bound.minimum):
+        raise node.fail(f"is below {bound.minimum}: {bound.below}")
+    if duration_seconds(value) > duration_seconds(bound.maximum):
+        raise node.fail(f"is above {bound.maximum}: {bound.above}")
+    return value
 
 
 def iso_date(node: ConfigNode) -> dt.date:

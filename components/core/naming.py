@@ -97,6 +97,17 @@ def cluster_capability_tags(provisioning_requests: bool) -> dict[str, str]:
 # Name length limits of data collection rules and endpoints (Azure Monitor resource naming rules).
 DATA_COLLECTION_RULE_LENGTH = 64
 DATA_COLLECTION_ENDPOINT_LENGTH = 44
+# A DNS label, a Kubernetes label value and a namespace name: at most 63 characters (RFC 1035 2.3.4; Kubernetes
+# "Object Names and IDs" and "Labels and Selectors", syntax and character set).
+DNS_LABEL_LENGTH = 63
+# A DNS name: at most 253 characters in its text form (RFC 1035 2.3.4 allows 255 octets on the wire).
+DNS_NAME_LENGTH = 253
+# Shortest and longest names Azure takes (Azure resource name rules, Microsoft.ManagedIdentity: userAssignedIdentities
+# 3-128; Microsoft Entra "Workload identity federation considerations", Errors: federated identity credentials 3-120;
+# Azure Storage "Naming and referencing containers, blobs, and metadata": blob containers 3-63).
+MANAGED_IDENTITY_NAME_LENGTH = (3, 128)
+FEDERATED_CREDENTIAL_NAME_LENGTH = (3, 120)
+BLOB_CONTAINER_NAME_LENGTH = (3, DNS_LABEL_LENGTH)
 
 
 def data_collection_name(prefix: str, location: str, cluster_name: str, max_length: int) -> str:

@@ -1,4 +1,5 @@
-"""Every external version the platform installs, pinned in this one place.
+"""Every external version the platform installs, pinned in this one place, and the Kubernetes minors AKS offers (the
+table `kubernetesVersion` is checked against).
 
 Bump a version here, run the tests and `python -m offline <stack>`, then `pulumi preview`.
 Sources are the projects' release notes and chart repositories as of late 2026.
@@ -7,6 +8,37 @@ Sources are the projects' release notes and chart repositories as of late 2026.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KubernetesMinor:
+    """A Kubernetes minor AKS offers for new clusters, with its AKS GA month and the month its AKS support ends."""
+
+    minor: str
+    aks_ga: str
+    end_of_life: str
+
+
+# --- Kubernetes on AKS: the one table of the minors a stack may ask for (components.config.cluster) ---
+# The AKS Kubernetes release calendar (learn.microsoft.com/azure/aks/supported-kubernetes-versions, "AKS Kubernetes
+# release calendar and upcoming versions"; its source is MicrosoftDocs/azure-aks-docs
+# articles/aks/supported-kubernetes-versions.md, revision of 2026-08-05), checked on AKS_MINORS_CHECKED. AKS supports
+# three GA minors (N-2); end of life is the last day of the month shown. On that day 1.34 had ended in November 2026
+# (its N-3 platform support lets no new cluster be created, and its long-term support needs the Premium tier's LTS
+# plan, which this platform does not configure), 1.37 had been GA since October 2026, and 1.38 is in no AKS preview
+# before February 2027. Move the table with the calendar: add a minor when AKS makes it GA, drop one at its end of life.
+AKS_MINORS_CHECKED = "2026-12-01"
+AKS_KUBERNETES_MINORS: tuple[KubernetesMinor, ...] = (
+    KubernetesMinor("1.35", aks_ga="2026-03", end_of_life="2027-03"),
+    KubernetesMinor("1.36", aks_ga="2026-06", end_of_life="2027-06"),
+    KubernetesMinor("1.37", aks_ga="2026-10", end_of_life="2027-10"),
+)
+
+
+def aks_kubernetes_minor(version: str) -> KubernetesMinor | None:
+    """The table's entry of a `major.minor[.patch]` version, or None when AKS does not offer its minor."""
+    minor = ".".join(version.split(".")[:2])
+    return next((entry for entry in AKS_KUBERNETES_MINORS if entry.minor == minor), None)
 
 
 @dataclass(frozen=True)

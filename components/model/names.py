@@ -7,18 +7,123 @@ overwrite the first, Azure would hand one identity to two owners, and Pulumi ref
 preview. Registering every derived name here, scoped as its API scopes it (a LocalQueue per namespace, a
 ClusterQueue per cluster, an identity per resource group), turns any such clash into one ConfigError that names both
 settings, before any resource exists.
+
+Each kind whose API limits its names has a rule (`NAME_RULES`, with its source): a composed name can break it although
+every setting it comes from is valid on its own (a 50-character namespace is a valid namespace, but the host label
+`reference-llm-<namespace>` of its InferenceService is then 64 characters, one more than DNS allows), so the registry
+checks every name it is given against its kind's rule and blames the setting it comes from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from components.config.errors import ConfigError
 from components.config.settings import Settings
-from components.core.naming import CPU_FLAVOR, PLATFORM_NAMESPACES, Names
+from components.core.naming import (
+    BLOB_CONTAINER_NAME_LENGTH,
+    CPU_FLAVOR,
+    DNS_LABEL_LENGTH,
+    FEDERATED_CREDENTIAL_NAME_LENGTH,
+    MANAGED_IDENTITY_NAME_LENGTH,
+    PLATFORM_NAMESPACES,
+    Names,
+)
+from components.core.serving import inference_host
 from components.model.flavors import GpuFlavor
 from components.model.teams import Team
+
+# The InferenceService the platform renders for every serving team (components.workloads.serving.MODEL_NAME; a test
+# holds the two equal): its host label, `<name>-<namespace>`, bounds a serving team's namespace.
+REFERENCE_INFERENCE_SERVICE = "reference-llm"
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """What an API takes as a name of one kind: a pattern and a length range, the rule in words, and its source."""
+
+    pattern: re.Pattern[str]
+    min_length: int
+    max_length: int
+    rule: str
+    source: str
+
+    def breaks(self, name: str) -> bool:
+        return not (self.min_length <= len(name) <= self.max_length and self.pattern.fullmatch(name))
+
+
+_RFC1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_AZURE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+# Name kinds (without their scope: `LocalQueue in namespace x` is a `LocalQueue`) -> the rule their names must keep.
+# Kinds without a rule here have names that cannot break one (pool names have at most 12 characters, Azure names
+# of the stack are built from a prefix of at most 10).
+NAME_RULES: Mapping[str, NameRule] = MappingProxyType(
+    {
+        "Namespace": NameRule(
+            _RFC1123_LABEL,
+            1,
+            DNS_LABEL_LENGTH,
+            f"Kubernetes names a namespace by an RFC 1123 label of at most {DNS_LABEL_LENGTH} characters",
+            "Kubernetes, Object Names and IDs",
+        ),
+        "ClusterQueue": NameRule(
+            _RFC1123_LABEL,
+            1,
+            DNS_LABEL_LENGTH,
+            "Kueue labels every pod it admits with its ClusterQueue's name (kueue.x-k8s.io/cluster-queue-name) only "
+            f"when the name is a valid label value, at most {DNS_LABEL_LENGTH} characters, and leaves the pods of "
+            "longer names unlabelled",
+            "Kueue v0.19.2 pkg/constants ClusterQueueLabel",
+        ),
+        "LocalQueue": NameRule(
+            _RFC1123_LABEL,
+            1,
+            DNS_LABEL_LENGTH,
+            "jobs name their LocalQueue in the label kueue.x-k8s.io/queue-name, whose value has at most "
+            f"{DNS_LABEL_LENGTH} characters",
+            "Kubernetes, Labels and Selectors",
+        ),
+        "Azure managed identity": NameRule(
+            _AZURE_NAME,
+            *MANAGED_IDENTITY_NAME_LENGTH,
+            f"Azure takes {MANAGED_IDENTITY_NAME_LENGTH[0]} to {MANAGED_IDENTITY_NAME_LENGTH[1]} letters, digits, "
+            "hyphens and underscores for a user-assigned identity, starting with a letter or digit",
+            "Azure resource name rules, Microsoft.ManagedIdentity",
+        ),
+        "federated identity credential": NameRule(
+            _AZURE_NAME,
+            *FEDERATED_CREDENTIAL_NAME_LENGTH,
+            f"Azure takes {FEDERATED_CREDENTIAL_NAME_LENGTH[0]} to {FEDERATED_CREDENTIAL_NAME_LENGTH[1]} letters, "
+            "digits, hyphens and underscores for a federated identity credential, starting with a letter or digit",
+            "Microsoft Entra, Workload identity federation considerations, Errors",
+        ),
+        "blob container": NameRule(
+            re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9]))*"),
+            *BLOB_CONTAINER_NAME_LENGTH,
+            f"Azure takes {BLOB_CONTAINER_NAME_LENGTH[0]} to {BLOB_CONTAINER_NAME_LENGTH[1]} lowercase letters, "
+            "digits and hyphens for a blob container, starting and ending with a letter or digit, never two hyphens "
+            "in a row",
+            "Azure Storage, Naming and referencing containers, blobs, and metadata",
+        ),
+        "InferenceService host label": NameRule(
+            _RFC1123_LABEL,
+            1,
+            DNS_LABEL_LENGTH,
+            f"a DNS label has at most {DNS_LABEL_LENGTH} characters, so the host KServe gives the InferenceService "
+            "(<name>-<namespace>.<serving.domain>), which the team's HTTPRoute serves, would resolve nowhere",
+            "RFC 1035 2.3.4; KServe domainTemplate, components.core.serving",
+        ),
+    }
+)
+
+
+def rule_for(kind: str) -> NameRule | None:
+    """The rule of a kind, its scope (`... in namespace x`, `... of <identity>`) left out."""
+    return NAME_RULES.get(re.split(r" (?:in|of) ", kind, maxsplit=1)[0])
 
 
 @dataclass(frozen=True)
@@ -46,7 +151,18 @@ class NameRegistry:
         self._owners: dict[tuple[str, str], Source] = {}
 
     def claim(self, kind: str, name: str, source: Source) -> str:
-        """Register `name`; a second, different source of the same name is a ConfigError blaming a setting."""
+        """Register `name`; a name that breaks its kind's rule (`NAME_RULES`), or a second, different source of the
+        same name, is a ConfigError blaming a setting."""
+        rule = rule_for(kind)
+        if rule is not None and rule.breaks(name):
+            if source.key is None:
+                raise ValueError(f"the platform derives the {kind} {name!r}, which breaks its naming rule")
+            raise ConfigError(
+                source.key,
+                source.value,
+                f"{source.via + ' ' if source.via else ''}gives the {kind} {name!r} ({len(name)} characters), but "
+                f"{rule.rule} ({rule.source}); choose another",
+            )
         owner = self._owners.setdefault((kind, name), source)
         if owner == source:
             return name
@@ -124,7 +240,17 @@ def _register_team(registry: NameRegistry, settings: Settings, key: str, team: T
     namespace = name if team.namespace == team.name else Source(f"{key}.namespace", team.namespace)
     registry.claim("Namespace", team.namespace, namespace)
     registry.claim("Azure managed identity", team.names.identity, name)
+    registry.claim(
+        f"federated identity credential of {team.names.identity}", team.names.federated_credential, namespace
+    )
     registry.claim("blob container", team.names.blob_container, namespace)
+    if team.serves:
+        host = inference_host(REFERENCE_INFERENCE_SERVICE, team.namespace, settings.serving.domain)
+        registry.claim(
+            "InferenceService host label",
+            host.split(".", 1)[0],
+            Source(namespace.key, namespace.value, f"(the host of its InferenceService {REFERENCE_INFERENCE_SERVICE})"),
+        )
     for queue in team.queues:
         if queue.pool is not None:
             pool = _pool_source(settings, queue.pool)

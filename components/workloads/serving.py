@@ -52,6 +52,7 @@ from components.core.serving import (
     predictor_service_name,
     supports_bfloat16,
 )
+from components.model.names import REFERENCE_INFERENCE_SERVICE
 from components.model.platform import Platform
 from components.model.pods import pod_size
 from components.model.teams import Team
@@ -59,7 +60,8 @@ from components.workloads.reference import Manifest
 
 SERVING_FILE = "inferenceservice-canary.yaml"
 ROUTE_FILE = "httproute-canary.yaml"
-MODEL_NAME = "reference-llm"
+# Its name is the model's (components.model.names), which checks the host label it gives each serving team.
+MODEL_NAME = REFERENCE_INFERENCE_SERVICE
 STABLE_PREDICTOR = "v1"
 CANARY_PREDICTOR = "v2"
 # vLLM's model format name in the platform's runtime (components.core.serving.VLLM).

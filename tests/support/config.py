@@ -115,6 +115,8 @@ MINIMAL_PROD_CONFIG: dict[str, Any] = _merged(
         "authorizedIpRanges": None,
         "systemPool": {"minCount": 2},
         "grafanaEnabled": True,
+        # Prod runs images only by digest (workloads.requireImageDigests), the reference workloads' image too.
+        "workloads": {"requireImageDigests": True, "image": f"registry.example/aks-mlops/trainer@sha256:{'0' * 64}"},
     },
 )
 

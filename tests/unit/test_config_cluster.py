@@ -19,10 +19,25 @@ INVALID_CASES = [
     pytest.param(dev_raw(kubernetesVersion="1"), "kubernetesVersion", "is not valid", id="version-major-only"),
     pytest.param(dev_raw(kubernetesVersion="1.33.x"), "kubernetesVersion", "is not valid", id="version-x-patch"),
     pytest.param(dev_raw(kubernetesVersion="v1.33"), "kubernetesVersion", "is not valid", id="version-v-prefix"),
-    pytest.param(dev_raw(kubernetesVersion="1.4"), "kubernetesVersion", ">= 1.35", id="version-yaml-float-trap"),
-    # 1.33 left upstream support on 2026-06-28 and 1.34 AKS standard support in November 2026.
-    pytest.param(dev_raw(kubernetesVersion="1.33"), "kubernetesVersion", "too old", id="version-1.33-end-of-life"),
-    pytest.param(dev_raw(kubernetesVersion="1.34"), "kubernetesVersion", "too old", id="version-1.34-out-of-aks"),
+    pytest.param(
+        dev_raw(kubernetesVersion="1.4"), "kubernetesVersion", "quote the version in YAML", id="version-yaml-float-trap"
+    ),
+    # 1.33 left AKS in July 2026 and 1.34 in November 2026; 1.38 is in no AKS preview before February 2027.
+    pytest.param(
+        dev_raw(kubernetesVersion="1.33"), "kubernetesVersion", "not a Kubernetes minor AKS offers", id="version-1.33"
+    ),
+    pytest.param(
+        dev_raw(kubernetesVersion="1.34"), "kubernetesVersion", "not a Kubernetes minor AKS offers", id="version-1.34"
+    ),
+    pytest.param(
+        dev_raw(kubernetesVersion="1.38"), "kubernetesVersion", "not a Kubernetes minor AKS offers", id="version-1.38"
+    ),
+    pytest.param(
+        dev_raw(kubernetesVersion="1.34.5", upgradeChannel="none"),
+        "kubernetesVersion",
+        "not a Kubernetes minor AKS offers",
+        id="version-1.34-patch",
+    ),
     pytest.param(
         dev_raw(kubernetesVersion="2.0"), "kubernetesVersion", "not a Kubernetes 1.x version", id="version-major-2"
     ),

@@ -1,5 +1,6 @@
 """How a bad configuration stops the program: one `pulumi.RunError` naming the key, unknown keys refused, and
-stack files read as the Pulumi CLI reads them (YAML 1.2 booleans)."""
+stack files read as the Pulumi CLI reads them (YAML 1.2 booleans; a key without a value handed over as "").
+The rest of how stack files are read is in tests/program/test_stack_files.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import yaml
 from components.base.stack import StackConfigError, load_platform
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
-from offline.stacks import StackFileLoader, load_stack_config, stack_settings_raw
+from components.config.node import EMPTY_IN_STACK_FILE, ConfigNode
+from offline.stacks import PROJECT_DIR, StackFileLoader, load_stack_config, stack_settings_raw
 from tests.support.config import dev_raw, load_error, prod_raw
 
 
@@ -79,3 +81,26 @@ def test_a_yaml_1_1_boolean_in_a_stack_file_is_refused_naming_the_key(word: str,
     assert config["aks-mlops:grafanaEnabled"] == word
     error = load_error(stack_settings_raw(config), "grafanaEnabled")
     assert error.problem == "must be true or false"
+
+
+@pytest.mark.parametrize(("key", "read"), [("tags", "string_map"), ("alertEmails", "items"), ("kueue", "fields")])
+def test_a_key_without_a_value_is_empty_not_a_wrong_type(key: str, read: str) -> None:
+    """`tags:` or `tags: null` in a stack file: the CLI hands the program "" (Pulumi's loaders.go warns "No value for
+    configuration key ... treated as an empty string"); the error says that, not "must be an object"."""
+    node = ConfigNode.top_level(key, "")
+    with pytest.raises(ConfigError) as excinfo:
+        getattr(node, read)(*(("a",) if read == "fields" else ()))
+    assert str(excinfo.value) == f"aks-mlops:{key}: '' {EMPTY_IN_STACK_FILE}"
+    assert "is empty: the stack file gives the key no value (or null)" in EMPTY_IN_STACK_FILE
+
+
+def test_a_null_in_a_stack_file_reaches_the_settings_as_the_cli_hands_it_over(tmp_path) -> None:
+    text = (
+        (PROJECT_DIR / "Pulumi.dev.yaml")
+        .read_text()
+        .replace("  aks-mlops:tags:\n    cost-center: ml-platform-dev\n", "  aks-mlops:tags: null\n")
+    )
+    (tmp_path / "Pulumi.trial.yaml").write_text(text)
+    raw = stack_settings_raw(load_stack_config("trial", tmp_path))
+    assert raw["tags"] == ""
+    assert load_error(raw, "tags").problem == EMPTY_IN_STACK_FILE

@@ -425,7 +425,7 @@ def test_explicit_namespace_is_used() -> None:
     [
         pytest.param("memory", "64G", lambda t: t.memory, "64G", id="memory-64G"),
         pytest.param("cpu", "500m", lambda t: t.cpu, "500m", id="cpu-500m"),
-        pytest.param("cpu", 64, lambda t: t.cpu, "64", id="cpu-int"),
+        pytest.param("cpu", 12, lambda t: t.cpu, "12", id="cpu-int"),
         pytest.param("checkpointsSize", "100Gi", lambda t: t.checkpoints_size, "100Gi", id="checkpoints-100Gi"),
         pytest.param("datasetsSize", "500Gi", lambda t: t.datasets_size, "500Gi", id="datasets-500Gi"),
         pytest.param("fairSharingWeight", 2, lambda t: t.fair_sharing_weight, "2", id="weight-2"),

@@ -28,7 +28,10 @@ def mixed(serving: bool = True) -> Platform:
         team(gpuQuota={"t4": 2, "spot": 2, "mig": 14, "serve": 3}),
         team(name="team-b", gpuQuota={"t4": {"nominal": 0, "borrowingLimit": 1}}),
     ]
-    return platform_of(prod_raw(gpuPools=pools, teams=teams, serving={"enabled": serving, "gatewayReplicas": 2}))
+    # Prod runs the serving images by digest (workloads.requireImageDigests).
+    images = {runtime: f"registry.example/mirror/{runtime}@sha256:{'0' * 64}" for runtime in ("vllm", "triton")}
+    serving_config = {"enabled": serving, "gatewayReplicas": 2, "images": images}
+    return platform_of(prod_raw(gpuPools=pools, teams=teams, serving=serving_config))
 
 
 def test_gpu_flavors_are_in_kueues_order_on_demand_first_then_by_name() -> None:
@@ -102,24 +105,24 @@ def test_serving_is_decided_once_pools_then_teams() -> None:
 
 
 def test_team_names_derive_from_the_team_and_the_stack() -> None:
-    platform = platform_of(prod_raw(teams=[team(name="vision", namespace="cv", gpuQuota={"t4": 2})]))
+    platform = platform_of(prod_raw(teams=[team(name="vision", namespace="cvx", gpuQuota={"t4": 2})]))
     names = platform.team("vision").names
     assert (names.namespace, names.identity, names.federated_credential, names.blob_container) == (
-        "cv",
+        "cvx",
         "id-mlops-prod-vision",
-        "cv-training",
-        "cv",
+        "cvx-training",
+        "cvx",
     )
-    assert names.workload_subject == "system:serviceaccount:cv:training"
+    assert names.workload_subject == "system:serviceaccount:cvx:training"
     assert (names.datasets_claim, names.checkpoints_claim, names.training_monitor) == (
         "datasets",
         "checkpoints",
         "training-jobs",
     )
     assert names.serving_monitors == ("serving-vllm", "serving-triton")
-    with pytest.raises(KeyError, match="no team 'cv'; teams: vision"):
-        platform.team("cv")
-    assert platform.team_in("cv") is platform.teams[0] and platform.team_in("vision") is None
+    with pytest.raises(KeyError, match="no team 'cvx'; teams: vision"):
+        platform.team("cvx")
+    assert platform.team_in("cvx") is platform.teams[0] and platform.team_in("vision") is None
 
 
 @pytest.mark.parametrize(("raw", "datasets"), [(dev_raw(), "Delete"), (prod_raw(), "Retain")])

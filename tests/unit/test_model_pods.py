@@ -325,10 +325,10 @@ def test_the_nccl_template_exactly() -> None:
 
 
 def test_the_nccl_job_of_a_stack_has_exactly_this_pod_around_its_own_script() -> None:
-    # A two-node InfiniBand pool without topology-aware admission; team-a (256 CPUs, 2 TiB) holds both nodes.
+    # A two-node InfiniBand pool without topology-aware admission; team-a (192 CPUs, 2 TiB) holds both nodes.
     platform = platform_with(
         gpuPools=[gpu_pool(name="h100", vmSize=H100, maxCount=2)],
-        teams=[team(gpuQuota={"h100": 16}, cpu=256, memory="2Ti")],
+        teams=[team(gpuQuota={"h100": 16}, cpu=192, memory="2Ti")],
     )
     job = nccl_allreduce_jobs(platform)["team-a"]["nccl-allreduce-h100.yaml"]
     template = copy.deepcopy(job["spec"]["template"])
@@ -345,7 +345,7 @@ def test_the_nccl_job_of_a_stack_has_exactly_this_pod_around_its_own_script() ->
         "securityContext",
     ]
     del container["command"], container["env"]
-    # Each of the two pods: three quarters of a node's 96 vCPUs (72, within the team's 128 a pod) and of its
+    # Each of the two pods: three quarters of a node's 96 vCPUs (72, within the team's 96 a pod) and of its
     # 1900 GiB (1425, above the team's 1024 GiB a pod: 1024), /dev/shm a quarter of the memory.
     assert_exactly(
         template,

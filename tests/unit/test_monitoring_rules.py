@@ -407,12 +407,12 @@ def test_thresholds_flow_from_settings() -> None:
 
 
 def test_workload_health_thresholds_flow_from_settings() -> None:
-    alerts = alerts_by_name(jobRunningLongerThan="24h", podRestartsPerHour=5, podPendingFor="20m")
+    alerts = alerts_by_name(jobRunningLongerThan="24h", podRestartsPerHour=5, podPendingFor="18m")
     running = alerts["TrainingRunningTooLong"].expression
     assert running.count("> 86400") == 2 and "259200" not in running
     replaced = promql_parser.parse(alerts["TrainingPodsRepeatedlyReplaced"].expression)
     assert [side.rhs.val for side in (replaced.lhs, replaced.rhs)] == [5, 5]
-    assert alerts["AdmittedPodsPendingTooLong"].for_ == "PT20M"
+    assert alerts["AdmittedPodsPendingTooLong"].for_ == "PT18M"
     assert "namespace=~" in alerts["AdmittedPodsPendingTooLong"].expression
 
 
