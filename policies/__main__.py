@@ -12,7 +12,7 @@ PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
 if PROJECT_ROOT not in sys.path:
     sys.path.insert(0, PROJECT_ROOT)
 
-from aks_mlops_policies import ALL_POLICIES  # noqa: E402
-from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
+from aks_mlops_policies import ALL_POLICIES, PACK_ENFORCEMENT_LEVEL, PACK_NAME  # noqa: E402
+from pulumi_policy import PolicyPack  # noqa: E402
 
-PolicyPack(name="aks-mlops", policies=ALL_POLICIES, enforcement_level=EnforcementLevel.MANDATORY)
+PolicyPack(name=PACK_NAME, policies=ALL_POLICIES, enforcement_level=PACK_ENFORCEMENT_LEVEL)

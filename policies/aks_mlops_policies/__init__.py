@@ -5,7 +5,11 @@ images), `gpu` (GPU software, MIG, DCGM), `queueing` (Kueue flavors, quotas, adm
 (Kueue's install and job integrations), `topology` (topology-aware admission), `network` (RDMA and the memlock
 limit), `teams` (team namespaces, priorities, checkpoints), `monitoring` (alerts on scraped metrics), `serving`
 (InferenceServices and KServe's install) and `prod` (prod-only rules); `props` and `resources` hold the helpers that
-read resources.
+read resources, `unknowns` how a rule decides what it can when a value is unknown at preview.
+
+The rules read resources as the analyzer hands them over (pulumi-policy's `Analyze` and `AnalyzeStack`): properties
+behind read-only `Mapping` and `Sequence` proxies, never dicts and lists, and values unknown at preview that raise when
+read. The offline plan and the tests run the pack through those same entry points (offline/plan/policy.py).
 
 The rules read the platform's own facts (label keys, taints, names, charts, image pinning, toleration matching) from
 `components.core`, the program's pure modules (standard library only), so the pack and the program cannot drift
@@ -23,6 +27,8 @@ from pathlib import Path
 _PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
 if _PROJECT_ROOT not in sys.path:
     sys.path.insert(0, _PROJECT_ROOT)
+
+from pulumi_policy import EnforcementLevel  # noqa: E402
 
 from aks_mlops_policies import (  # noqa: E402
     cluster,
@@ -53,3 +59,8 @@ ALL_POLICIES = [
     *serving.POLICIES,
     *prod.POLICIES,
 ]
+
+# The pack as policies/__main__.py hands it to `PolicyPack` (and the offline plan to the same analyzer): its name and
+# the level of every rule that sets none of its own and that the stack's policy config leaves alone.
+PACK_NAME = "aks-mlops"
+PACK_ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY

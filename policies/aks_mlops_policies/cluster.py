@@ -8,26 +8,30 @@ properties, which the prod rules use too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
 
-from aks_mlops_policies.props import AGENT_POOL, MANAGED_CLUSTER, Report, get
+from aks_mlops_policies.props import AGENT_POOL, MANAGED_CLUSTER, Report, children, get
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 
 NETWORK_POLICY_ENGINES = ("cilium", "calico", "azure")
 
 
 def cluster_rule(
-    name: str, description: str, check: Callable[[dict[str, Any]], str | None]
+    name: str, description: str, check: Callable[[Mapping[str, Any]], str | None]
 ) -> ResourceValidationPolicy:
+    """A resource rule on the ManagedCluster: `check` reads only the properties it needs (the analyzer's proxy of
+    them), so a value unknown at preview elsewhere on the cluster does not keep it from deciding."""
+
     def validate(args: ResourceValidationArgs, report: Report) -> None:
         if args.resource_type == MANAGED_CLUSTER:
-            problem = check(dict(args.props))
+            problem = check(args.props)
             if problem:
                 report(f"AKS cluster {args.name}: {problem}")
 
-    return ResourceValidationPolicy(name=name, description=description, validate=validate)
+    return ResourceValidationPolicy(name=name, description=description, validate=decides_on_known_values(validate))
 
 
 aks_local_accounts_disabled = cluster_rule(
@@ -89,17 +93,19 @@ def _no_node_public_ip(args: ResourceValidationArgs, report: Report) -> None:
     if args.resource_type == AGENT_POOL and args.props.get("enableNodePublicIP"):
         report(f"node pool {args.name} gives every node a public IP; set enableNodePublicIP: false")
     if args.resource_type == MANAGED_CLUSTER:
-        for profile in args.props.get("agentPoolProfiles") or []:
-            if profile.get("enableNodePublicIP"):
-                report(
-                    f"inline pool {profile.get('name')} of {args.name} has node public IPs; disable enableNodePublicIP"
-                )
+        for profile in children(args.props.get("agentPoolProfiles") or []):
+            with part():
+                if profile.get("enableNodePublicIP"):
+                    report(
+                        f"inline pool {profile.get('name')} of {args.name} has node public IPs; disable "
+                        "enableNodePublicIP"
+                    )
 
 
 no_node_public_ip = ResourceValidationPolicy(
     name="no-node-public-ip",
     description="No node pool gives its nodes public IP addresses.",
-    validate=_no_node_public_ip,
+    validate=decides_on_known_values(_no_node_public_ip),
 )
 
 POLICIES = [

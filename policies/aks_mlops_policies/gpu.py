@@ -18,34 +18,37 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from aks_mlops_policies.props import Report, containers, get
+from aks_mlops_policies.props import Report, get, plain, resource_containers, whole
 from aks_mlops_policies.resources import flavor_quotas, gpu_pools, of_kind, releases
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 from components.core.labels import APP_NAME_LABEL, OPERATOR_DCGM_POD_LABELS
 from components.core.versions import DCGM_EXPORTER, GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
 
 
 def _gpu_requests_equal_limits(args: ResourceValidationArgs, report: Report) -> None:
-    for container in containers(dict(args.props)):
+    for container in resource_containers(args.resource_type, args.props):
         requests = get(container, "resources", "requests", default={}) or {}
         limits = get(container, "resources", "limits", default={}) or {}
         for resource in sorted({*requests, *limits}):
             # Kubernetes copies limits into requests for extended resources, so limits alone are
             # fine; a request that differs from (or has no) limit is what breaks GPU accounting.
-            if (
-                resource.startswith("nvidia.com/")
-                and resource in requests
-                and requests[resource] != limits.get(resource)
-            ):
-                report(
-                    f"{args.name}: container {container.get('name')} asks for {resource} with requests "
-                    f"{requests.get(resource)} and limits {limits.get(resource)}; set both to the same count"
-                )
+            with part():
+                if (
+                    resource.startswith("nvidia.com/")
+                    and resource in requests
+                    and requests[resource] != limits.get(resource)
+                ):
+                    report(
+                        f"{args.name}: container {container.get('name')} asks for {resource} with requests "
+                        f"{whole(requests.get(resource))} and limits {whole(limits.get(resource))}; set both to the "
+                        "same count"
+                    )
 
 
 gpu_requests_equal_limits = ResourceValidationPolicy(
     name="gpu-requests-equal-limits",
     description="GPU requests equal GPU limits (limits alone are fine: Kubernetes copies them into requests).",
-    validate=_gpu_requests_equal_limits,
+    validate=decides_on_known_values(_gpu_requests_equal_limits),
 )
 
 
@@ -85,7 +88,7 @@ def _mig_resources_match(args: StackValidationArgs, report: Report) -> None:
 mig_resources_match = StackValidationPolicy(
     name="mig-resources-match",
     description="Quota resource names match the pools' MIG profiles and the GPU software's MIG strategy.",
-    validate=_mig_resources_match,
+    validate=decides_on_known_values(_mig_resources_match),
 )
 
 
@@ -110,7 +113,7 @@ def _single_gpu_stack(args: StackValidationArgs, report: Report) -> None:
 single_gpu_stack = StackValidationPolicy(
     name="single-gpu-stack",
     description="Exactly one of the NVIDIA device plugin and the GPU Operator exposes the GPUs.",
-    validate=_single_gpu_stack,
+    validate=decides_on_known_values(_single_gpu_stack),
 )
 
 
@@ -134,7 +137,7 @@ def _operator_owns_drivers(args: StackValidationArgs, report: Report) -> None:
 gpu_operator_owns_drivers = StackValidationPolicy(
     name="gpu-operator-owns-drivers",
     description="The GPU Operator is installed if and only if the GPU pools leave the driver to it (driver None).",
-    validate=_operator_owns_drivers,
+    validate=decides_on_known_values(_operator_owns_drivers),
 )
 
 
@@ -154,27 +157,28 @@ def _exporters(resources: list[PolicyResource]) -> list[tuple[str | None, Mappin
 def _dcgm_monitor_matches(args: StackValidationArgs, report: Report) -> None:
     exporters = _exporters(args.resources)
     for monitor in of_kind(args.resources, "PodMonitor"):
-        name = get(monitor.props, "metadata", "name", default="")
-        if "dcgm" not in name:
-            continue
-        selector = get(monitor.props, "spec", "selector", "matchLabels", default={}) or {}
-        namespaces = get(monitor.props, "spec", "namespaceSelector", "matchNames") or [
-            get(monitor.props, "metadata", "namespace")
-        ]
-        if not any(
-            namespace in namespaces and all(labels.get(k) == v for k, v in selector.items())
-            for namespace, labels in exporters
-        ):
-            report(
-                f"PodMonitor {name} selects {selector} in {namespaces}, but no deployed DCGM exporter has those pods; "
-                "match the exporter's pod labels and namespace"
-            )
+        with part(monitor.name):
+            name = get(monitor.props, "metadata", "name", default="")
+            if "dcgm" not in name:
+                continue
+            selector = plain(get(monitor.props, "spec", "selector", "matchLabels", default={}) or {})
+            namespaces = plain(get(monitor.props, "spec", "namespaceSelector", "matchNames")) or [
+                get(monitor.props, "metadata", "namespace")
+            ]
+            if not any(
+                namespace in namespaces and all(labels.get(k) == v for k, v in selector.items())
+                for namespace, labels in exporters
+            ):
+                report(
+                    f"PodMonitor {name} selects {selector} in {namespaces}, but no deployed DCGM exporter has those "
+                    "pods; match the exporter's pod labels and namespace"
+                )
 
 
 dcgm_podmonitor_matches_exporter = StackValidationPolicy(
     name="dcgm-podmonitor-matches-exporter",
     description="The DCGM PodMonitor selects the pods of a DCGM exporter the stack deploys.",
-    validate=_dcgm_monitor_matches,
+    validate=decides_on_known_values(_dcgm_monitor_matches),
 )
 
 POLICIES = [

@@ -13,6 +13,7 @@ from pulumi_policy import PolicyResource, StackValidationArgs, StackValidationPo
 
 from aks_mlops_policies.props import KUEUE_PREFIX, Report, get
 from aks_mlops_policies.resources import of_type, releases
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 from components.core.versions import KUBEFLOW_TRAINER, KUBEFLOW_TRAINER_JOBSET, KUEUE
 
 KUSTOMIZE_DIRECTORY = "kubernetes:kustomize/v2:Directory"
@@ -54,7 +55,7 @@ def _kueue_objects_wait_for_install(args: StackValidationArgs, report: Report) -
 kueue_objects_wait_for_install = StackValidationPolicy(
     name="kueue-objects-depend-on-install",
     description="Kueue custom resources are created only after the Kueue install (CRDs and webhook).",
-    validate=_kueue_objects_wait_for_install,
+    validate=decides_on_known_values(_kueue_objects_wait_for_install),
 )
 
 
@@ -91,7 +92,10 @@ def _kueue_integrations_installed(args: StackValidationArgs, report: Report) -> 
     for release in releases(args.resources, KUEUE.chart):
         waits_for = {d.urn for d in release.dependencies}
         not_waited: dict[str, list[str]] = {}
-        for framework in _kueue_frameworks(release):
+        frameworks: list[str] = []
+        with part(release.name):
+            frameworks = _kueue_frameworks(release)
+        for framework in frameworks:
             if framework in BUILT_IN_FRAMEWORKS:
                 continue
             controller, installs = _framework_installs(framework, args.resources)
@@ -113,7 +117,7 @@ def _kueue_integrations_installed(args: StackValidationArgs, report: Report) -> 
 kueue_integrations_installed = StackValidationPolicy(
     name="kueue-integrations-installed",
     description="Every job integration Kueue's release enables is backed by a controller the stack installs first.",
-    validate=_kueue_integrations_installed,
+    validate=decides_on_known_values(_kueue_integrations_installed),
 )
 
 POLICIES = [kueue_objects_wait_for_install, kueue_integrations_installed]

@@ -13,8 +13,9 @@ import promql_parser
 import yaml
 from pulumi_policy import PolicyResource, StackValidationArgs, StackValidationPolicy
 
-from aks_mlops_policies.props import MANAGED_CLUSTER, Report, get
+from aks_mlops_policies.props import MANAGED_CLUSTER, Report, children, get
 from aks_mlops_policies.resources import of_kind, of_type
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 
 
 def metric_names(expression: str) -> set[str]:
@@ -62,26 +63,31 @@ def _alerts_use_scraped_metrics(args: StackValidationArgs, report: Report) -> No
     recorded = {rule.get("record") for group in groups for rule in group.props.get("rules") or [] if rule.get("record")}
     families = _scraped_families(args.resources)
     for group in groups:
-        for rule in group.props.get("rules") or []:
-            if not rule.get("alert"):
-                continue
-            try:
-                names = metric_names(rule["expression"])
-            except ValueError as error:
-                report(f"alert {rule['alert']}: expression does not parse ({error})")
-                continue
-            for metric in sorted(names - recorded):
-                if not any(metric.startswith(prefix) for prefix in families):
-                    report(
-                        f"alert {rule['alert']} uses {metric}, which no scrape target or recording rule of this "
-                        "stack produces; scrape its source or fix the name"
-                    )
+        for rule in children(group.props.get("rules") or [], group.name):
+            with part(group.name):
+                _check_alert(rule, recorded, families, report)
+
+
+def _check_alert(rule: Any, recorded: set[Any], families: set[str], report: Report) -> None:
+    if not rule.get("alert"):
+        return
+    try:
+        names = metric_names(rule["expression"])
+    except ValueError as error:
+        report(f"alert {rule['alert']}: expression does not parse ({error})")
+        return
+    for metric in sorted(names - recorded):
+        if not any(metric.startswith(prefix) for prefix in families):
+            report(
+                f"alert {rule['alert']} uses {metric}, which no scrape target or recording rule of this "
+                "stack produces; scrape its source or fix the name"
+            )
 
 
 alerts_use_scraped_metrics = StackValidationPolicy(
     name="alerts-use-scraped-metrics",
     description="Alert rules reference only metrics a configured scrape target or recording rule produces.",
-    validate=_alerts_use_scraped_metrics,
+    validate=decides_on_known_values(_alerts_use_scraped_metrics),
 )
 
 POLICIES = [alerts_use_scraped_metrics]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
 
-from aks_mlops_policies.props import AGENT_POOL, Report, is_gpu_pool
+from aks_mlops_policies.props import AGENT_POOL, Report, as_list, is_gpu_pool, whole
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 from components.core.labels import WORKLOAD_LABEL
 from components.core.scheduling import DEFAULT_GPU_TAINT, INFERENCE_TAINT, INFERENCE_WORKLOAD, SPOT_TAINT, Taint
 
@@ -17,17 +18,21 @@ from components.core.scheduling import DEFAULT_GPU_TAINT, INFERENCE_TAINT, INFER
 def _gpu_pool_user_mode_tainted(args: ResourceValidationArgs, report: Report) -> None:
     if args.resource_type != AGENT_POOL or not is_gpu_pool(args.props):
         return
-    if args.props.get("mode") != "User":
-        report(f"GPU pool {args.name} is not in User mode; system add-ons would land on GPU nodes: set mode: User")
-    taints = [Taint.parse(t) for t in args.props.get("nodeTaints") or []]
-    if not any(t is not None and t.effect == "NoSchedule" for t in taints):
-        report(f"GPU pool {args.name} has no NoSchedule taint; CPU pods would fill GPU nodes: add {DEFAULT_GPU_TAINT}")
+    with part():
+        if args.props.get("mode") != "User":
+            report(f"GPU pool {args.name} is not in User mode; system add-ons would land on GPU nodes: set mode: User")
+    with part():
+        taints = [Taint.parse(str(t)) for t in as_list(args.props.get("nodeTaints"))]
+        if not any(t is not None and t.effect == "NoSchedule" for t in taints):
+            report(
+                f"GPU pool {args.name} has no NoSchedule taint; CPU pods would fill GPU nodes: add {DEFAULT_GPU_TAINT}"
+            )
 
 
 gpu_pool_user_mode_tainted = ResourceValidationPolicy(
     name="gpu-pool-user-mode-tainted",
     description="GPU pools are User pools with at least one NoSchedule taint.",
-    validate=_gpu_pool_user_mode_tainted,
+    validate=decides_on_known_values(_gpu_pool_user_mode_tainted),
 )
 
 
@@ -38,9 +43,13 @@ def _gpu_pool_autoscaling(args: ResourceValidationArgs, report: Report) -> None:
     if not props.get("enableAutoScaling"):
         report(f"GPU pool {args.name} does not autoscale; set enableAutoScaling with minCount/maxCount")
         return
-    low, high = props.get("minCount"), props.get("maxCount")
-    if low is None or high is None or low > high:
-        report(f"GPU pool {args.name} has minCount {low} and maxCount {high}; minCount must be <= maxCount")
+    with part():
+        low, high = props.get("minCount"), props.get("maxCount")
+        if low is None or high is None or low > high:
+            report(
+                f"GPU pool {args.name} has minCount {whole(low)} and maxCount {whole(high)}; minCount must be <= "
+                "maxCount"
+            )
     if "count" not in (args.opts.ignore_changes or []):
         report(
             f"GPU pool {args.name} does not ignore changes to count; add ignore_changes=['count'] so `up` "
@@ -51,20 +60,20 @@ def _gpu_pool_autoscaling(args: ResourceValidationArgs, report: Report) -> None:
 gpu_pool_autoscaling = ResourceValidationPolicy(
     name="gpu-pool-autoscaling",
     description="GPU pools autoscale with minCount <= maxCount and leave `count` to the autoscaler.",
-    validate=_gpu_pool_autoscaling,
+    validate=decides_on_known_values(_gpu_pool_autoscaling),
 )
 
 
 def _spot_pool_taint(args: ResourceValidationArgs, report: Report) -> None:
     is_spot = args.resource_type == AGENT_POOL and args.props.get("scaleSetPriority") == "Spot"
-    if is_spot and str(SPOT_TAINT) not in (args.props.get("nodeTaints") or []):
+    if is_spot and str(SPOT_TAINT) not in as_list(args.props.get("nodeTaints")):
         report(f"spot pool {args.name} does not declare the taint {SPOT_TAINT} AKS puts on spot nodes; add it")
 
 
 spot_pool_taint = ResourceValidationPolicy(
     name="spot-pool-taint",
     description="Spot pools declare the spot taint, so only work that tolerates eviction lands there.",
-    validate=_spot_pool_taint,
+    validate=decides_on_known_values(_spot_pool_taint),
 )
 
 
@@ -83,7 +92,7 @@ def _inference_pool_not_spot(args: ResourceValidationArgs, report: Report) -> No
 
 
 def _inference_pool_tainted(args: ResourceValidationArgs, report: Report) -> None:
-    if _is_inference_pool(args) and str(INFERENCE_TAINT) not in (args.props.get("nodeTaints") or []):
+    if _is_inference_pool(args) and str(INFERENCE_TAINT) not in as_list(args.props.get("nodeTaints")):
         report(
             f"node pool {args.name} is labelled {WORKLOAD_LABEL}={INFERENCE_WORKLOAD} but its nodes lack the taint "
             f"{INFERENCE_TAINT}, which its Kueue flavor requires of the pods it admits: pods that bypass Kueue and "
@@ -94,13 +103,13 @@ def _inference_pool_tainted(args: ResourceValidationArgs, report: Report) -> Non
 inference_pools_not_spot = ResourceValidationPolicy(
     name="inference-pools-not-spot",
     description=f"Node pools labelled {WORKLOAD_LABEL}={INFERENCE_WORKLOAD} run on regular VMs, never Spot.",
-    validate=_inference_pool_not_spot,
+    validate=decides_on_known_values(_inference_pool_not_spot),
 )
 inference_pools_tainted = ResourceValidationPolicy(
     name="inference-pools-tainted",
     description=f"Node pools labelled {WORKLOAD_LABEL}={INFERENCE_WORKLOAD} carry the serving taint their Kueue "
     "flavor requires.",
-    validate=_inference_pool_tainted,
+    validate=decides_on_known_values(_inference_pool_tainted),
 )
 
 POLICIES = [

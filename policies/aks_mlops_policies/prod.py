@@ -1,7 +1,9 @@
-"""Rules that production stacks must follow; `config/dev.json` disables them for dev stacks.
+"""Rules that production stacks must follow; `config/dev.json` (and the defaults of every environment but prod,
+`config/defaults/non-prod.json`) disables them.
 
 Stateful resources are protected (by type, plus the teams' namespaces and data claims, found by the program's team
-label and claim names), and the cluster has a restricted API server, Defender and an uptime SLA.
+label and claim names), the datasets StorageClass keeps its volumes, and the cluster has a restricted API server,
+Defender and an uptime SLA.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, ResourceVa
 
 from aks_mlops_policies.cluster import cluster_rule
 from aks_mlops_policies.props import Report, get
+from aks_mlops_policies.unknowns import decides_on_known_values
 from components.core.labels import TEAM_LABEL
-from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM
+from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, DATASETS_CLASS
 
 DEFAULT_PROTECTED_TYPES = [
     "azure-native:resources:ResourceGroup",
@@ -44,12 +47,34 @@ prod_stateful_resources_protected = ResourceValidationPolicy(
     name="prod-stateful-resources-protected",
     description="Stateful resources (resource group, cluster, logs, registry, storage, metrics, team namespaces and "
     "data claims) are protected in prod.",
-    validate=_stateful_protected,
+    validate=decides_on_known_values(_stateful_protected),
     config_schema=PolicyConfigSchema(
         properties={
             "protectedTypes": {"type": "array", "items": {"type": "string"}, "default": DEFAULT_PROTECTED_TYPES}
         }
     ),
+)
+
+
+STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+
+
+def _datasets_class_retains(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type != STORAGE_CLASS or get(args.props, "metadata", "name") != DATASETS_CLASS:
+        return
+    policy = args.props.get("reclaimPolicy")
+    if policy != "Retain":
+        report(
+            f"StorageClass {DATASETS_CLASS} has reclaimPolicy {policy!r}: deleting a team's datasets claim (or its "
+            "namespace) would delete the dataset volume with it; set reclaimPolicy: Retain (the program does "
+            "wherever environment is prod)"
+        )
+
+
+prod_datasets_storage_class_retains = ResourceValidationPolicy(
+    name="prod-datasets-storage-class-retains",
+    description=f"The datasets StorageClass ({DATASETS_CLASS}) keeps volumes when claims are deleted in prod.",
+    validate=decides_on_known_values(_datasets_class_retains),
 )
 
 
@@ -85,6 +110,7 @@ prod_standard_tier = cluster_rule(
 
 POLICIES = [
     prod_stateful_resources_protected,
+    prod_datasets_storage_class_retains,
     prod_api_server_restricted,
     prod_defender_enabled,
     prod_standard_tier,

@@ -8,13 +8,14 @@ taints are matched with the program's own toleration semantics (`components.core
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyResource, StackValidationArgs, StackValidationPolicy
 
 from aks_mlops_policies.props import AGENT_POOL, MANAGED_CLUSTER, Report, get, is_gpu_pool
 from aks_mlops_policies.resources import flavor_quotas, gpu_pools, of_kind, of_type, pool_name
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 from components.core.labels import LEGACY_AGENTPOOL_LABEL
 from components.core.naming import PROVISIONING_CONTROLLER, PROVISIONING_REQUESTS_TAG
 from components.core.scheduling import Taint, tolerates
@@ -24,7 +25,8 @@ def _listed(taint: Taint, node_taints: Iterable[Any]) -> bool:
     """Whether a flavor's nodeTaints (core/v1 Taint objects) list `taint`: a taint Kueue requires the pods it admits
     to tolerate themselves."""
     for listed in node_taints:
-        listed = listed if isinstance(listed, dict) else {}
+        # A Mapping: the analyzer hands the taint over as pulumi_policy's read-only `_DictProxy`, no dict.
+        listed = listed if isinstance(listed, Mapping) else {}
         value = listed.get("value") if listed.get("value") not in (None, "") else None
         if (listed.get("key"), value, listed.get("effect")) == (taint.key, taint.value, taint.effect):
             return True
@@ -34,29 +36,34 @@ def _listed(taint: Taint, node_taints: Iterable[Any]) -> bool:
 def _flavors_select_pools(args: StackValidationArgs, report: Report) -> None:
     pools = gpu_pools(args.resources)
     for flavor in of_kind(args.resources, "ResourceFlavor"):
-        name = get(flavor.props, "metadata", "name")
-        labels = get(flavor.props, "spec", "nodeLabels", default={}) or {}
-        if not labels:
-            continue  # a CPU flavor: no node labels, no pool
-        pool = pools.get(labels.get(LEGACY_AGENTPOOL_LABEL, ""))
-        if pool is None:
+        with part(flavor.name):
+            _check_flavor(flavor, pools, report)
+
+
+def _check_flavor(flavor: PolicyResource, pools: Mapping[str, Any], report: Report) -> None:
+    name = get(flavor.props, "metadata", "name")
+    labels = get(flavor.props, "spec", "nodeLabels", default={}) or {}
+    if not labels:
+        return  # a CPU flavor: no node labels, no pool
+    pool = pools.get(labels.get(LEGACY_AGENTPOOL_LABEL, ""))
+    if pool is None:
+        report(
+            f"ResourceFlavor {name} selects {LEGACY_AGENTPOOL_LABEL}={labels.get(LEGACY_AGENTPOOL_LABEL)!r}, which "
+            f"is no GPU pool of this stack; point nodeLabels.{LEGACY_AGENTPOOL_LABEL} at an existing GPU pool"
+        )
+        return
+    tolerations = get(flavor.props, "spec", "tolerations", default=[]) or []
+    # A taint the flavor lists in nodeTaints is one Kueue requires its pods to tolerate themselves (the inference
+    # pools' taint): the pods it admits there do.
+    required = get(flavor.props, "spec", "nodeTaints", default=[]) or []
+    for text in pool.taints:
+        taint = Taint.parse(text)
+        tolerated = taint is not None and any(tolerates(t, taint.as_object()) for t in tolerations)
+        if not tolerated and (taint is None or not _listed(taint, required)):
             report(
-                f"ResourceFlavor {name} selects {LEGACY_AGENTPOOL_LABEL}={labels.get(LEGACY_AGENTPOOL_LABEL)!r}, which "
-                f"is no GPU pool of this stack; point nodeLabels.{LEGACY_AGENTPOOL_LABEL} at an existing GPU pool"
+                f"ResourceFlavor {name} neither tolerates nor lists in nodeTaints taint {text} of pool "
+                f"{pool.name}; admitted pods would never schedule: add the toleration"
             )
-            continue
-        tolerations = get(flavor.props, "spec", "tolerations", default=[]) or []
-        # A taint the flavor lists in nodeTaints is one Kueue requires its pods to tolerate themselves (the inference
-        # pools' taint): the pods it admits there do.
-        required = get(flavor.props, "spec", "nodeTaints", default=[]) or []
-        for text in pool.taints:
-            taint = Taint.parse(text)
-            tolerated = taint is not None and any(tolerates(t, taint.as_object()) for t in tolerations)
-            if not tolerated and (taint is None or not _listed(taint, required)):
-                report(
-                    f"ResourceFlavor {name} neither tolerates nor lists in nodeTaints taint {text} of pool "
-                    f"{pool.name}; admitted pods would never schedule: add the toleration"
-                )
 
 
 flavors_select_gpu_pools = StackValidationPolicy(
@@ -65,7 +72,7 @@ flavors_select_gpu_pools = StackValidationPolicy(
         "Each Kueue flavor selects an existing GPU pool and tolerates all of its taints, or requires its pods to "
         "(nodeTaints)."
     ),
-    validate=_flavors_select_pools,
+    validate=decides_on_known_values(_flavors_select_pools),
 )
 
 
@@ -80,9 +87,12 @@ def _quota_totals(args: StackValidationArgs) -> dict[str, tuple[int, bool]]:
     for queue, flavor, resource, entry in flavor_quotas(args.resources):
         if not resource.startswith("nvidia.com/"):
             continue  # CPU and memory quotas live on the CPU flavor
-        total, borrowing = totals.get(flavor, (0, False))
-        may_borrow = queue in cohort_queues and entry.get("borrowingLimit") != 0
-        totals[flavor] = (total + int(float(entry.get("nominalQuota", 0))), borrowing or may_borrow)
+        # An entry unknown at preview is left out of the sum and recorded as undecided: the sum can only grow, so a
+        # flavor found over capacity without it is over capacity with it.
+        with part(f"ClusterQueue {queue}"):
+            total, borrowing = totals.get(flavor, (0, False))
+            may_borrow = queue in cohort_queues and entry.get("borrowingLimit") != 0
+            totals[flavor] = (total + int(float(entry.get("nominalQuota", 0))), borrowing or may_borrow)
     return totals
 
 
@@ -106,14 +116,14 @@ def _capacity_check(when_borrowing: bool) -> Callable[[StackValidationArgs, Repo
 gpu_quota_within_capacity = StackValidationPolicy(
     name="gpu-quota-within-capacity",
     description="Per flavor without borrowing, the teams' nominal GPU quotas fit the pool at max scale.",
-    validate=_capacity_check(when_borrowing=False),
+    validate=decides_on_known_values(_capacity_check(when_borrowing=False)),
 )
 # Over capacity is only a warning where teams may borrow: admission then depends on what other
 # teams lend, which is a capacity-planning question rather than a misconfiguration.
 gpu_quota_within_capacity_when_borrowing = StackValidationPolicy(
     name="gpu-quota-within-capacity-when-borrowing",
     description="Per flavor where teams may borrow, nominal quotas above the pool's capacity (advisory).",
-    validate=_capacity_check(when_borrowing=True),
+    validate=decides_on_known_values(_capacity_check(when_borrowing=True)),
     enforcement_level=EnforcementLevel.ADVISORY,
 )
 
@@ -144,65 +154,87 @@ def _admission_checks_resolve(args: StackValidationArgs, report: Report) -> None
     declared = bool(clusters) and all(
         (c.props.get("tags") or {}).get(PROVISIONING_REQUESTS_TAG) == "true" for c in clusters
     )
-    used_provisioning = set()
+    used_provisioning: set[str] = set()
     for queue in of_kind(args.resources, "ClusterQueue"):
-        name = get(queue.props, "metadata", "name")
-        listed = [
-            flavor["name"]
-            for group in get(queue.props, "spec", "resourceGroups", default=[]) or []
-            for flavor in group.get("flavors") or []
-        ]
-        strategy = get(queue.props, "spec", "admissionChecksStrategy", "admissionChecks", default=[]) or []
-        for rule in strategy:
-            check_name = rule.get("name")
-            check = checks.get(check_name)
-            if check is None:
-                report(
-                    f"ClusterQueue {name} names admission check {check_name}, which is no AdmissionCheck of this "
-                    "stack; the queue stays inactive and admits nothing: create the AdmissionCheck or drop the name"
-                )
-                continue
-            on_flavors = rule.get("onFlavors") or []
-            for flavor in on_flavors:
-                if flavor not in listed:
-                    report(
-                        f"ClusterQueue {name} runs admission check {check_name} on flavor {flavor}, which it does not "
-                        "list; name only the queue's own flavors in onFlavors"
-                    )
-            if get(check, "spec", "controllerName") != PROVISIONING_CONTROLLER:
-                continue
-            used_provisioning.add(check_name)
-            if not on_flavors:
-                report(
-                    f"ClusterQueue {name} runs ProvisioningRequest check {check_name} for every flavor, the CPU "
-                    "flavor included; list its GPU flavors in onFlavors"
-                )
-            for flavor in (f for f in on_flavors if f in listed):
-                pool = flavor_pools.get(flavor)
-                if pool not in pools:
-                    report(
-                        f"ClusterQueue {name} runs ProvisioningRequest check {check_name} on flavor {flavor}, which "
-                        "selects no GPU pool; run it on GPU flavors only"
-                    )
-                elif not pools[pool]:
-                    report(
-                        f"ClusterQueue {name} runs ProvisioningRequest check {check_name} on flavor {flavor}, whose "
-                        f"pool {pool} does not autoscale; no autoscaler can provision it: enable autoscaling on the "
-                        "pool or leave the flavor out of onFlavors"
-                    )
+        with part(queue.name):
+            used_provisioning |= _check_queue_admission(queue, checks, flavor_pools, pools, report)
     for check_name in sorted(used_provisioning):
-        parameters = get(checks[check_name], "spec", "parameters") or {}
-        if parameters.get("kind") != "ProvisioningRequestConfig" or parameters.get("name") not in configs:
+        with part(f"AdmissionCheck {check_name}"):
+            _check_provisioning(check_name, checks[check_name], configs, declared, report)
+
+
+def _check_queue_admission(
+    queue: PolicyResource,
+    checks: Mapping[str, Any],
+    flavor_pools: Mapping[str, Any],
+    pools: Mapping[str, bool],
+    report: Report,
+) -> set[str]:
+    """Report what is wrong with the admission checks one ClusterQueue names; the ProvisioningRequest checks it uses."""
+    name = get(queue.props, "metadata", "name")
+    listed = [
+        flavor["name"]
+        for group in get(queue.props, "spec", "resourceGroups", default=[]) or []
+        for flavor in group.get("flavors") or []
+    ]
+    used: set[str] = set()
+    strategy = get(queue.props, "spec", "admissionChecksStrategy", "admissionChecks", default=[]) or []
+    for rule in strategy:
+        check_name = rule.get("name")
+        check = checks.get(check_name)
+        if check is None:
             report(
-                f"AdmissionCheck {check_name} refers to ProvisioningRequestConfig {parameters.get('name')!r}, which "
-                "is no ProvisioningRequestConfig of this stack; the check stays inactive: create it"
+                f"ClusterQueue {name} names admission check {check_name}, which is no AdmissionCheck of this "
+                "stack; the queue stays inactive and admits nothing: create the AdmissionCheck or drop the name"
             )
-        if not declared:
+            continue
+        on_flavors = list(rule.get("onFlavors") or [])
+        for flavor in on_flavors:
+            if flavor not in listed:
+                report(
+                    f"ClusterQueue {name} runs admission check {check_name} on flavor {flavor}, which it does not "
+                    "list; name only the queue's own flavors in onFlavors"
+                )
+        if get(check, "spec", "controllerName") != PROVISIONING_CONTROLLER:
+            continue
+        used.add(check_name)
+        if not on_flavors:
             report(
-                f"AdmissionCheck {check_name} asks the cluster autoscaler for ProvisioningRequests, but the cluster "
-                f"does not declare that its autoscaler serves them (tag {PROVISIONING_REQUESTS_TAG}); unserved, the "
-                "queues naming the check admit nothing: set kueue.provisioningRequests only after verifying it"
+                f"ClusterQueue {name} runs ProvisioningRequest check {check_name} for every flavor, the CPU "
+                "flavor included; list its GPU flavors in onFlavors"
             )
+        for flavor in (f for f in on_flavors if f in listed):
+            pool = flavor_pools.get(flavor)
+            autoscales = pools.get(pool) if isinstance(pool, str) else None
+            if autoscales is None:
+                report(
+                    f"ClusterQueue {name} runs ProvisioningRequest check {check_name} on flavor {flavor}, which "
+                    "selects no GPU pool; run it on GPU flavors only"
+                )
+            elif not autoscales:
+                report(
+                    f"ClusterQueue {name} runs ProvisioningRequest check {check_name} on flavor {flavor}, whose "
+                    f"pool {pool} does not autoscale; no autoscaler can provision it: enable autoscaling on the "
+                    "pool or leave the flavor out of onFlavors"
+                )
+    return used
+
+
+def _check_provisioning(
+    check_name: str, check: Mapping[str, Any], configs: set[Any], declared: bool, report: Report
+) -> None:
+    parameters = get(check, "spec", "parameters") or {}
+    if parameters.get("kind") != "ProvisioningRequestConfig" or parameters.get("name") not in configs:
+        report(
+            f"AdmissionCheck {check_name} refers to ProvisioningRequestConfig {parameters.get('name')!r}, which "
+            "is no ProvisioningRequestConfig of this stack; the check stays inactive: create it"
+        )
+    if not declared:
+        report(
+            f"AdmissionCheck {check_name} asks the cluster autoscaler for ProvisioningRequests, but the cluster "
+            f"does not declare that its autoscaler serves them (tag {PROVISIONING_REQUESTS_TAG}); unserved, the "
+            "queues naming the check admit nothing: set kueue.provisioningRequests only after verifying it"
+        )
 
 
 admission_checks_resolve = StackValidationPolicy(
@@ -211,7 +243,7 @@ admission_checks_resolve = StackValidationPolicy(
         "Every admission check a ClusterQueue names exists, a ProvisioningRequest check's ProvisioningRequestConfig "
         "exists, and such checks run only on autoscaled GPU flavors of a cluster declared to serve them."
     ),
-    validate=_admission_checks_resolve,
+    validate=decides_on_known_values(_admission_checks_resolve),
 )
 
 POLICIES = [

@@ -1,6 +1,11 @@
 """Helpers over the resources a stack rule gets (`PolicyResource`s): resources by type or Kubernetes kind, Helm
 releases by chart, the GPU pools with the facts the program tags them with, the ClusterQueues' quotas and admission
-checks, and what a resource waits for."""
+checks, and what a resource waits for.
+
+Facts looked up by name (`gpu_pools`) are read strictly: a value unknown at preview there stops the rule (the
+analyzer reports it undecided), since a pool left out would make every flavor on it look wrong. The quota entries
+(`flavor_quotas`) are read one queue at a time: a queue with an unknown value is recorded as undecided
+(`unknowns.part`) and the others are still checked."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from typing import Any
 from pulumi_policy import PolicyResource
 
 from aks_mlops_policies.props import AGENT_POOL, HELM_RELEASE, get, is_gpu_pool
+from aks_mlops_policies.unknowns import about, part
 from components.core.naming import GPU_RESOURCE_TAG, PROVISIONING_CONTROLLER, UNITS_PER_NODE_TAG
 
 
@@ -48,32 +54,37 @@ def pool_name(resource: PolicyResource) -> Any:
 def gpu_pools(resources: Iterable[PolicyResource]) -> dict[str, Pool]:
     pools = {}
     for resource in of_type(resources, AGENT_POOL):
-        props = resource.props
-        if not is_gpu_pool(props):
-            continue
-        tags = props.get("tags") or {}
-        units = tags.get(UNITS_PER_NODE_TAG)
-        name = pool_name(resource)
-        pools[name] = Pool(
-            name=name,
-            taints=tuple(props.get("nodeTaints") or []),
-            max_count=int(props.get("maxCount") or 0),
-            gpu_resource=tags.get(GPU_RESOURCE_TAG),
-            units_per_node=int(units) if units is not None else None,
-            driver=get(props, "gpuProfile", "driver"),
-            mig_profile=props.get("gpuInstanceProfile"),
-        )
+        with about(resource.name):
+            props = resource.props
+            if not is_gpu_pool(props):
+                continue
+            tags = props.get("tags") or {}
+            units = tags.get(UNITS_PER_NODE_TAG)
+            name = pool_name(resource)
+            pools[name] = Pool(
+                name=name,
+                taints=tuple(props.get("nodeTaints") or []),
+                max_count=int(props.get("maxCount") or 0),
+                gpu_resource=tags.get(GPU_RESOURCE_TAG),
+                units_per_node=int(units) if units is not None else None,
+                driver=get(props, "gpuProfile", "driver"),
+                mig_profile=props.get("gpuInstanceProfile"),
+            )
     return pools
 
 
-def flavor_quotas(resources: Iterable[PolicyResource]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(queue, flavor, resource name, quota entry) of every ClusterQueue."""
+def flavor_quotas(resources: Iterable[PolicyResource]) -> list[tuple[str, str, str, Mapping[str, Any]]]:
+    """(queue, flavor, resource name, quota entry) of every ClusterQueue; a queue whose entries cannot be read at
+    preview is recorded as undecided and left out."""
     entries = []
     for queue in of_kind(resources, "ClusterQueue"):
-        for group in get(queue.props, "spec", "resourceGroups", default=[]) or []:
-            for flavor in group.get("flavors") or []:
-                for entry in flavor.get("resources") or []:
-                    entries.append((get(queue.props, "metadata", "name"), flavor["name"], entry["name"], entry))
+        with part(queue.name):
+            found = []
+            for group in get(queue.props, "spec", "resourceGroups", default=[]) or []:
+                for flavor in group.get("flavors") or []:
+                    for entry in flavor.get("resources") or []:
+                        found.append((get(queue.props, "metadata", "name"), flavor["name"], entry["name"], entry))
+            entries += found
     return entries
 
 

@@ -31,8 +31,10 @@ from aks_mlops_policies.props import (
     is_kserve_kind,
     predictors,
     required_node_terms,
+    whole,
 )
 from aks_mlops_policies.resources import depends_on, of_type, releases
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 from components.core.labels import (
     AGENTPOOL_LABEL,
     DEPLOYMENT_MODE_ANNOTATION,
@@ -57,34 +59,37 @@ def _inference_priority(args: ResourceValidationArgs, report: Report) -> None:
     if not is_kserve_kind(args.resource_type, "InferenceService"):
         return
     name = inference_service_name(args.props, args.name)
-    priority = get(args.props, "spec", "predictor", "priorityClassName")
-    if priority != SERVING_PRIORITY:
-        report(
-            f"InferenceService {name}: the predictor has priorityClassName {priority!r}; training pods could "
-            f"preempt its replicas: set priorityClassName: {SERVING_PRIORITY}"
-        )
-    for index, canary in enumerate(canaries(args.props)):
-        own = get(canary, "predictor", "priorityClassName")
-        # An unset one is the predictor's (KServe merges the canary over it), reported above if wrong.
-        if own and own != SERVING_PRIORITY:
-            which = get(canary, "predictor", "name") or f"[{index}]"
+    with part():
+        priority = get(args.props, "spec", "predictor", "priorityClassName")
+        if priority != SERVING_PRIORITY:
             report(
-                f"InferenceService {name}: canary {which} sets priorityClassName {own!r}; training pods could "
-                f"preempt its replicas: drop it (the canary inherits the predictor's) or set {SERVING_PRIORITY}"
+                f"InferenceService {name}: the predictor has priorityClassName {priority!r}; training pods could "
+                f"preempt its replicas: set priorityClassName: {SERVING_PRIORITY}"
             )
-    label = (get(args.props, "metadata", "labels", default={}) or {}).get(PRIORITY_CLASS_LABEL)
-    if label != SERVING_PRIORITY:
-        report(
-            f"InferenceService {name}: label {PRIORITY_CLASS_LABEL} is {label!r}; Kueue would admit and preempt its "
-            f"pods at another priority than serving's: label it {PRIORITY_CLASS_LABEL}: {SERVING_PRIORITY}"
-        )
+    for index, canary in enumerate(canaries(args.props)):
+        with part():
+            own = get(canary, "predictor", "priorityClassName")
+            # An unset one is the predictor's (KServe merges the canary over it), reported above if wrong.
+            if own and own != SERVING_PRIORITY:
+                which = get(canary, "predictor", "name") or f"[{index}]"
+                report(
+                    f"InferenceService {name}: canary {which} sets priorityClassName {own!r}; training pods could "
+                    f"preempt its replicas: drop it (the canary inherits the predictor's) or set {SERVING_PRIORITY}"
+                )
+    with part():
+        label = (get(args.props, "metadata", "labels", default={}) or {}).get(PRIORITY_CLASS_LABEL)
+        if label != SERVING_PRIORITY:
+            report(
+                f"InferenceService {name}: label {PRIORITY_CLASS_LABEL} is {label!r}; Kueue would admit and preempt "
+                f"its pods at another priority than serving's: label it {PRIORITY_CLASS_LABEL}: {SERVING_PRIORITY}"
+            )
 
 
 inference_services_serving_priority = ResourceValidationPolicy(
     name="inference-services-serving-priority",
     description=f"InferenceServices run at priority {SERVING_PRIORITY}: the predictor's priorityClassName (canaries "
     "inherit it) and the Kueue priority-class label.",
-    validate=_inference_priority,
+    validate=decides_on_known_values(_inference_priority),
 )
 
 
@@ -115,46 +120,53 @@ def _canaries_valid(args: ResourceValidationArgs, report: Report) -> None:
     seen: set[str | None] = set()
     total = 0
     for index, canary in enumerate(items):
-        predictor = canary.get("predictor") or {}
-        canary_name = predictor.get("name")
-        which = f"canary {canary_name}" if canary_name else f"canary [{index}]"
-        if not canary_name:
-            report(
-                f"InferenceService {name}: {which} has no predictor.name; KServe names the canary's Deployment and "
-                "Service after it: set one"
-            )
-        elif canary_name == stable_name:
-            report(
-                f"InferenceService {name}: {which} has the stable predictor's name; both would be one Deployment: "
-                "rename the canary"
-            )
-        elif canary_name in seen:
-            report(f"InferenceService {name}: {which} repeats another canary's predictor.name; give each its own")
-        seen.add(canary_name)
-        percent = _traffic_percent(canary.get("trafficPercent"))
-        if percent is None:
-            report(
-                f"InferenceService {name}: {which} has trafficPercent {canary.get('trafficPercent')!r}; set a whole "
-                "percentage from 0 to 100 (0 deploys it without traffic)"
-            )
-        else:
-            total += percent
-        for field in CANARY_AUTOSCALING_FIELDS:
-            value = predictor.get(field)
-            if value is not None and not (field == "maxReplicas" and value == 0):
-                report(
-                    f"InferenceService {name}: {which} sets {field}; KServe v0.20.0 runs a canary at fixed replicas "
-                    "and refuses it: drop it (minReplicas sets the canary's replicas)"
-                )
+        with part():
+            total += _check_canary(name, index, canary, stable_name, seen, report)
     if total > 100:
         report(f"InferenceService {name}: the canaries' trafficPercent add up to {total}; at most 100 can go to them")
+
+
+def _check_canary(
+    name: str, index: int, canary: Mapping[str, Any], stable_name: Any, seen: set[str | None], report: Report
+) -> int:
+    """Report what is wrong with one canary; its share of the traffic (0 where it is no whole percentage)."""
+    predictor = canary.get("predictor") or {}
+    canary_name = predictor.get("name")
+    which = f"canary {canary_name}" if canary_name else f"canary [{index}]"
+    if not canary_name:
+        report(
+            f"InferenceService {name}: {which} has no predictor.name; KServe names the canary's Deployment and "
+            "Service after it: set one"
+        )
+    elif canary_name == stable_name:
+        report(
+            f"InferenceService {name}: {which} has the stable predictor's name; both would be one Deployment: "
+            "rename the canary"
+        )
+    elif canary_name in seen:
+        report(f"InferenceService {name}: {which} repeats another canary's predictor.name; give each its own")
+    seen.add(canary_name)
+    percent = _traffic_percent(canary.get("trafficPercent"))
+    if percent is None:
+        report(
+            f"InferenceService {name}: {which} has trafficPercent {whole(canary.get('trafficPercent'))!r}; set a whole "
+            "percentage from 0 to 100 (0 deploys it without traffic)"
+        )
+    for field in CANARY_AUTOSCALING_FIELDS:
+        value = predictor.get(field)
+        if value is not None and not (field == "maxReplicas" and value == 0):
+            report(
+                f"InferenceService {name}: {which} sets {field}; KServe v0.20.0 runs a canary at fixed replicas "
+                "and refuses it: drop it (minReplicas sets the canary's replicas)"
+            )
+    return percent or 0
 
 
 inference_service_canaries_valid = ResourceValidationPolicy(
     name="inference-service-canaries-valid",
     description="InferenceServices run in KServe's Standard mode; their canaries are named apart from the stable "
     "predictor and each other, take 0..100 percent of the traffic (at most 100 together) and set no autoscaling.",
-    validate=_canaries_valid,
+    validate=decides_on_known_values(_canaries_valid),
 )
 
 
@@ -167,19 +179,20 @@ class NodePool:
 
 def _node_pools(resources: Iterable[PolicyResource]) -> dict[str, NodePool]:
     """Every node pool of the stack by name: the cluster's inline pools (the System pool) and the AgentPools."""
-    found = [
-        profile
+    found: list[tuple[Any, Mapping[str, Any]]] = [
+        (profile.get("name"), profile)
         for cluster in of_type(resources, MANAGED_CLUSTER)
         for profile in cluster.props.get("agentPoolProfiles") or []
     ]
-    found += [{**r.props, "name": r.props.get("agentPoolName") or r.name} for r in of_type(resources, AGENT_POOL)]
+    found += [(r.props.get("agentPoolName") or r.name, r.props) for r in of_type(resources, AGENT_POOL)]
+    # Only the properties the rule needs are read: a value unknown at preview elsewhere on a pool does not matter.
     return {
-        str(pool.get("name")): NodePool(
-            name=str(pool.get("name")),
+        str(name): NodePool(
+            name=str(name),
             workload=(pool.get("nodeLabels") or {}).get(WORKLOAD_LABEL),
             spot=pool.get("scaleSetPriority") == "Spot",
         )
-        for pool in found
+        for name, pool in found
     }
 
 
@@ -228,33 +241,37 @@ def _inference_services_on_inference_pools(args: StackValidationArgs, report: Re
     serving_pools = ", ".join(sorted(p.name for p in pools.values() if p.workload == INFERENCE_WORKLOAD and not p.spot))
     hint = f"select an inference pool ({serving_pools or 'the stack has none'})"
     for service in args.resources:
-        if not is_kserve_kind(service.resource_type, "InferenceService"):
+        if is_kserve_kind(service.resource_type, "InferenceService"):
+            with part(service.name):
+                _check_service_pools(service, pools, hint, report)
+
+
+def _check_service_pools(service: PolicyResource, pools: dict[str, NodePool], hint: str, report: Report) -> None:
+    name = inference_service_name(service.props, service.name)
+    found = predictors(service.props)
+    stable_pins = _pinned_pools(found[0][1])
+    for index, (which, predictor) in enumerate(found):
+        pinned = _pinned_pools(predictor)
+        if index and pinned == stable_pins:
+            continue  # the canary lands where the stable predictor does, reported there
+        if pinned is None:
+            report(
+                f"InferenceService {name}: {which} is pinned to no node pool (nodeSelector "
+                f"{' or '.join(POOL_NAME_LABELS)}, or a required node affinity In on them); its pods could land on "
+                f"a training pool: {hint}"
+            )
             continue
-        name = inference_service_name(service.props, service.name)
-        found = predictors(service.props)
-        stable_pins = _pinned_pools(found[0][1])
-        for index, (which, predictor) in enumerate(found):
-            pinned = _pinned_pools(predictor)
-            if index and pinned == stable_pins:
-                continue  # the canary lands where the stable predictor does, reported there
-            if pinned is None:
-                report(
-                    f"InferenceService {name}: {which} is pinned to no node pool (nodeSelector "
-                    f"{' or '.join(POOL_NAME_LABELS)}, or a required node affinity In on them); its pods could land on "
-                    f"a training pool: {hint}"
-                )
-                continue
-            for pool in sorted(pinned):
-                problem = _pool_problem(pool, pools)
-                if problem:
-                    report(f"InferenceService {name}: {which} selects pool {pool}, {problem}: {hint}")
+        for pool in sorted(pinned):
+            problem = _pool_problem(pool, pools)
+            if problem:
+                report(f"InferenceService {name}: {which} selects pool {pool}, {problem}: {hint}")
 
 
 inference_services_on_inference_pools = StackValidationPolicy(
     name="inference-services-on-inference-pools",
     description="Every InferenceService's predictor and canaries are pinned, by node selector or required node "
     f"affinity on the pool name, to regular (non-Spot) node pools labelled {WORKLOAD_LABEL}={INFERENCE_WORKLOAD}.",
-    validate=_inference_services_on_inference_pools,
+    validate=decides_on_known_values(_inference_services_on_inference_pools),
 )
 
 
@@ -272,40 +289,45 @@ KSERVE_PREREQUISITES = (
 
 def _kserve_install(args: StackValidationArgs, report: Report) -> None:
     for release in releases(args.resources, KSERVE.chart):
-        controller = get(release.props, "values", "kserve", "controller", default={}) or {}
-        mode = controller.get("deploymentMode")
-        if mode != STANDARD_MODE:
+        with part(release.name):
+            _check_kserve_release(release, args.resources, report)
+
+
+def _check_kserve_release(release: PolicyResource, resources: list[PolicyResource], report: Report) -> None:
+    controller = get(release.props, "values", "kserve", "controller", default={}) or {}
+    mode = controller.get("deploymentMode")
+    if mode != STANDARD_MODE:
+        report(
+            f"KServe release {release.name} has kserve.controller.deploymentMode {mode!r}; the platform installs "
+            f"no Knative, so InferenceServices of that default mode would never be served: set it to "
+            f"{STANDARD_MODE}"
+        )
+    disabled = get(controller, "gateway", "disableIngressCreation")
+    if disabled is not True:
+        report(
+            f"KServe release {release.name} has kserve.controller.gateway.disableIngressCreation {disabled!r}; "
+            "KServe v0.20.0's own routes send every request to the stable predictor, beside the teams' weighted "
+            "HTTPRoutes: set it to true"
+        )
+    for chart, what in KSERVE_PREREQUISITES:
+        installs = releases(resources, chart)
+        if not installs:
             report(
-                f"KServe release {release.name} has kserve.controller.deploymentMode {mode!r}; the platform installs "
-                f"no Knative, so InferenceServices of that default mode would never be served: set it to "
-                f"{STANDARD_MODE}"
+                f"KServe release {release.name} needs a {chart} release ({what}), which the stack does not "
+                "install: install it and make the KServe release depend on it"
             )
-        disabled = get(controller, "gateway", "disableIngressCreation")
-        if disabled is not True:
+        elif not depends_on(release, {install.urn for install in installs}):
             report(
-                f"KServe release {release.name} has kserve.controller.gateway.disableIngressCreation {disabled!r}; "
-                "KServe v0.20.0's own routes send every request to the stable predictor, beside the teams' weighted "
-                "HTTPRoutes: set it to true"
+                f"KServe release {release.name} does not depend on {installs[0].name} (chart {chart}), which "
+                f"brings {what}: the first `up` could start KServe before it; add depends_on"
             )
-        for chart, what in KSERVE_PREREQUISITES:
-            installs = releases(args.resources, chart)
-            if not installs:
-                report(
-                    f"KServe release {release.name} needs a {chart} release ({what}), which the stack does not "
-                    "install: install it and make the KServe release depend on it"
-                )
-            elif not depends_on(release, {install.urn for install in installs}):
-                report(
-                    f"KServe release {release.name} does not depend on {installs[0].name} (chart {chart}), which "
-                    f"brings {what}: the first `up` could start KServe before it; add depends_on"
-                )
 
 
 kserve_install_standard_and_ordered = StackValidationPolicy(
     name="kserve-install-standard-and-ordered",
     description=f"KServe's controller release runs in {STANDARD_MODE} mode without creating routes, and waits for its "
     "CRD, cert-manager and Gateway API (Envoy Gateway) releases.",
-    validate=_kserve_install,
+    validate=decides_on_known_values(_kserve_install),
 )
 
 POLICIES = [

@@ -8,12 +8,14 @@ A Topology describes the GPU pools whose flavor references it and the pool the p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import StackValidationArgs, StackValidationPolicy
+from pulumi_policy import PolicyResource, StackValidationArgs, StackValidationPolicy
 
 from aks_mlops_policies.props import AGENT_POOL, Report, get
 from aks_mlops_policies.resources import of_kind, of_type, pool_name, provisioned_flavors
+from aks_mlops_policies.unknowns import decides_on_known_values, part
 from components.core.labels import (
     AGENTPOOL_LABEL,
     AKS_NODE_LABELS,
@@ -63,27 +65,29 @@ def _topology_levels_on_pool_labels(args: StackValidationArgs, report: Report) -
         if name not in topologies:
             report(f"a ResourceFlavor references Topology {name}, which the stack does not create; add it")
             continue
-        levels = [level.get("nodeLabel") for level in get(topologies[name], "spec", "levels", default=[]) or []]
-        if not pools:
-            report(
-                f"Topology {name} describes no GPU pool: label it {GPU_POOL_LABEL}=<pool> or reference it from the "
-                "pool's flavor"
-            )
-        for pool in sorted(pools):
-            props = agent_pools.get(pool)
-            if props is None:
-                report(f"Topology {name} describes pool {pool}, which is no node pool of this stack")
-                continue
-            for label in levels:
-                problem = _level_problem(label, pool, props)
-                if problem:
-                    report(f"Topology {name} has level {label}, {problem}")
+        with part(f"Topology {name}"):
+            levels = [level.get("nodeLabel") for level in get(topologies[name], "spec", "levels", default=[]) or []]
+            if not pools:
+                report(
+                    f"Topology {name} describes no GPU pool: label it {GPU_POOL_LABEL}=<pool> or reference it from "
+                    "the pool's flavor"
+                )
+            for pool in sorted(pools):
+                props = agent_pools.get(pool)
+                if props is None:
+                    report(f"Topology {name} describes pool {pool}, which is no node pool of this stack")
+                    continue
+                for label in levels:
+                    with part(f"Topology {name}, pool {pool}"):
+                        problem = _level_problem(label, pool, props)
+                        if problem:
+                            report(f"Topology {name} has level {label}, {problem}")
 
 
 topology_levels_on_pool_labels = StackValidationPolicy(
     name="topology-levels-on-pool-labels",
     description="Every level of a Kueue Topology is a node label its GPU pool's nodes carry (theirs or AKS's own).",
-    validate=_topology_levels_on_pool_labels,
+    validate=decides_on_known_values(_topology_levels_on_pool_labels),
 )
 
 
@@ -100,46 +104,57 @@ def _topology_queues_admit(args: StackValidationArgs, report: Report) -> None:
     }
     checks = {get(c.props, "metadata", "name"): c.props for c in of_kind(args.resources, "AdmissionCheck")}
     for queue in of_kind(args.resources, "ClusterQueue"):
-        name = get(queue.props, "metadata", "name")
-        groups = get(queue.props, "spec", "resourceGroups", default=[]) or []
-        listed = sorted({flavor["name"] for group in groups for flavor in group.get("flavors") or []})
-        with_topology = [flavor for flavor in listed if flavor in topology_flavors]
-        if not with_topology:
-            continue
-        if without := [flavor for flavor in listed if flavor not in topology_flavors]:
+        with part(queue.name):
+            _check_topology_queue(queue, topology_flavors, sizes, checks, report)
+
+
+def _check_topology_queue(
+    queue: PolicyResource,
+    topology_flavors: Mapping[str, Any],
+    sizes: Mapping[str, tuple[int, ...]],
+    checks: Mapping[str, Any],
+    report: Report,
+) -> None:
+    name = get(queue.props, "metadata", "name")
+    groups = get(queue.props, "spec", "resourceGroups", default=[]) or []
+    listed = sorted({flavor["name"] for group in groups for flavor in group.get("flavors") or []})
+    with_topology = [flavor for flavor in listed if flavor in topology_flavors]
+    if not with_topology:
+        return
+    if without := [flavor for flavor in listed if flavor not in topology_flavors]:
+        report(
+            f"ClusterQueue {name} mixes flavors with a topology ({', '.join(with_topology)}) and without "
+            f"({', '.join(without)}): Kueue admits onto a topology flavor only pod sets asking for topology-aware "
+            "scheduling, implicitly only in a queue whose flavors all have one; give those flavors a queue of "
+            "their own"
+        )
+    for group in groups:
+        flavors = {flavor["name"] for flavor in group.get("flavors") or []}
+        missing = {"cpu", "memory"} - set(group.get("coveredResources") or [])
+        if flavors & set(with_topology) and missing:
             report(
-                f"ClusterQueue {name} mixes flavors with a topology ({', '.join(with_topology)}) and without "
-                f"({', '.join(without)}): Kueue admits onto a topology flavor only pod sets asking for topology-aware "
-                "scheduling, implicitly only in a queue whose flavors all have one; give those flavors a queue of "
-                "their own"
+                f"ClusterQueue {name} gives topology flavor {', '.join(sorted(flavors & set(with_topology)))} no "
+                f"{' or '.join(sorted(missing))} quota: a topology-aware pod set gets every resource it requests "
+                "from its one flavor, so no pod with CPU and memory requests would fit; cover them in that group"
             )
-        for group in groups:
-            flavors = {flavor["name"] for flavor in group.get("flavors") or []}
-            missing = {"cpu", "memory"} - set(group.get("coveredResources") or [])
-            if flavors & set(with_topology) and missing:
-                report(
-                    f"ClusterQueue {name} gives topology flavor {', '.join(sorted(flavors & set(with_topology)))} no "
-                    f"{' or '.join(sorted(missing))} quota: a topology-aware pod set gets every resource it requests "
-                    "from its one flavor, so no pod with CPU and memory requests would fit; cover them in that group"
-                )
-        provisioned = provisioned_flavors(queue, checks)
-        for flavor in with_topology:
-            pool = topology_flavors[flavor]
-            low, high = sizes.get(pool, (0, 0))
-            if low != high and flavor not in provisioned:
-                report(
-                    f"ClusterQueue {name} admits by topology on flavor {flavor}, but pool {pool} autoscales "
-                    f"({low}..{high}) and no ProvisioningRequest check runs on the flavor: Kueue places topology-aware "
-                    "gangs only on nodes that exist, and their gated pods never make the autoscaler add one; give "
-                    "the pool minCount = maxCount or turn kueue.provisioningRequests on"
-                )
+    provisioned = provisioned_flavors(queue, checks)
+    for flavor in with_topology:
+        pool = topology_flavors[flavor]
+        low, high = sizes.get(pool, (0, 0))
+        if low != high and flavor not in provisioned:
+            report(
+                f"ClusterQueue {name} admits by topology on flavor {flavor}, but pool {pool} autoscales "
+                f"({low}..{high}) and no ProvisioningRequest check runs on the flavor: Kueue places topology-aware "
+                "gangs only on nodes that exist, and their gated pods never make the autoscaler add one; give "
+                "the pool minCount = maxCount or turn kueue.provisioningRequests on"
+            )
 
 
 topology_queues_admit = StackValidationPolicy(
     name="topology-queues-admit",
     description="Topology-aware flavors sit in queues whose flavors all have a topology, with their CPU and memory, "
     "on pools whose nodes exist or are provisioned for them.",
-    validate=_topology_queues_admit,
+    validate=decides_on_known_values(_topology_queues_admit),
 )
 
 POLICIES = [topology_levels_on_pool_labels, topology_queues_admit]

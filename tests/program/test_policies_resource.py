@@ -1,8 +1,9 @@
 """The policy pack's resource rules (and prod rules), each proven on a compliant and a violating case.
 
 The cases (`tests.support.policy.CASES`) start from the resources the real program registers for a stack
-(`stack_runs`), deep-copied and then mutated, so the rules are tested on exactly the shapes the Pulumi CLI
-hands them.
+(`stack_runs`), deep-copied and then mutated, and run through the analyzer as the Pulumi CLI runs the pack
+(`Configure`, then `Analyze` on each resource, the properties serialized as the engine sends them), so the rules
+are tested on exactly what the CLI hands them: pulumi-policy's read-only proxies, numbers as floats.
 """
 
 from __future__ import annotations

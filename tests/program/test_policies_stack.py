@@ -1,7 +1,8 @@
 """The policy pack's stack rules on compliant and violating stacks, and the whole pack on the real stacks.
 
 Like the resource rules' cases, every case is the real program's resources for a stack, deep-copied and
-mutated with the vocabulary of `tests.support.policy`; the mutations below only the stack rules need.
+mutated with the vocabulary of `tests.support.policy`, and run through the analyzer's `AnalyzeStack` as the Pulumi
+CLI runs the pack; the mutations below only the stack rules need.
 """
 
 from __future__ import annotations
@@ -52,12 +53,12 @@ def quota(flavor: str, queue: str | None = None, **changes: Any) -> Mutation:
     """Update the GPU quota entries on `flavor` of one team's ClusterQueue (or of every queue)."""
 
     def mutate(stack: PolicyStack) -> None:
-        queues = [r for r in stack.resources if r.resource_type.endswith(":ClusterQueue")]
+        queues = [r for r in stack.resources if r.type.endswith(":ClusterQueue")]
         changed = 0
         for cluster_queue in queues:
-            if queue is not None and cluster_queue.props["metadata"]["name"] != queue:
+            if queue is not None and cluster_queue.inputs["metadata"]["name"] != queue:
                 continue
-            for group in cluster_queue.props["spec"]["resourceGroups"]:
+            for group in cluster_queue.inputs["spec"]["resourceGroups"]:
                 for entry in (f for f in group["flavors"] if f["name"] == flavor):
                     for resource in entry["resources"]:
                         resource.update(changes)
@@ -73,7 +74,7 @@ def with_prod_operator(**values: Any) -> Mutation:
 
     def mutate(stack: PolicyStack) -> None:
         release = stack.copy_from("prod", OPERATOR)
-        release.props["values"].update(copy.deepcopy(values))
+        release.inputs["values"].update(copy.deepcopy(values))
         stack.add(release)
 
     return mutate
@@ -90,8 +91,8 @@ def remove(*names: str) -> Mutation:
 def without_dependency(name: str, on: str) -> Mutation:
     def mutate(stack: PolicyStack) -> None:
         resource, target = stack.named(name), stack.named(on)
-        assert target in resource.dependencies
-        resource.dependencies = [d for d in resource.dependencies if d is not target]
+        assert target.urn in resource.dependencies
+        resource.dependencies = tuple(d for d in resource.dependencies if d != target.urn)
 
     return mutate
 
@@ -100,7 +101,7 @@ def alert(name: str, expression: str) -> Mutation:
     """Add an alert rule (a copy of the group's first alert with a new name and expression)."""
 
     def mutate(stack: PolicyStack) -> None:
-        rules = stack.named(ALERTS).props["rules"]
+        rules = stack.named(ALERTS).inputs["rules"]
         rule = copy.deepcopy(next(r for r in rules if r.get("alert")))
         rule.update(alert=name, expression=expression)
         rules.append(rule)
@@ -390,7 +391,7 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
     stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
     cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
-    assert len(ALL_POLICIES) == len(POLICIES) == 42, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 43, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]
@@ -436,5 +437,10 @@ def test_dev_fails_prod_config_only_on_prod_rules(stack_runs: dict[str, ProgramR
     violations = mandatory(check(stack_runs["dev"], load_policy_config("prod")))
     failed = {violation.policy for violation in violations}
     assert failed <= PROD_RULES
-    assert {"prod-standard-tier", "prod-defender-enabled", "prod-stateful-resources-protected"} <= failed
+    assert {
+        "prod-standard-tier",
+        "prod-defender-enabled",
+        "prod-stateful-resources-protected",
+        "prod-datasets-storage-class-retains",
+    } <= failed
     assert any("tier 'Free'" in v.message and v.resource and "platform-cluster" in v.resource for v in violations)

@@ -15,13 +15,21 @@ from typing import Any
 
 import pytest
 import yaml
-from aks_mlops_policies import ALL_POLICIES, props
-from pulumi_policy import EnforcementLevel
+from aks_mlops_policies import ALL_POLICIES, PACK_ENFORCEMENT_LEVEL, PACK_NAME, prod, props
 
 from components.core import serving
-from offline.plan.policy import POLICY_DIR, effective_enforcement, load_policy_config
-from offline.plan.policy import policy_properties as properties
-from tests.support.policy import ADVISORY_RULE, POLICIES, PROD_RULES
+from offline.plan.policy import (
+    CONFIG_DIR,
+    DEFAULTS_DIR,
+    POLICY_DIR,
+    PolicyConfigError,
+    RuleConfig,
+    analyzer_info,
+    load_policy_config,
+    read_policy_config,
+    reconcile,
+)
+from tests.support.policy import ADVISORY_RULE, PROD_RULES
 
 # --- the rules and their per-stack config ---------------------------------------------------------
 
@@ -61,32 +69,88 @@ def test_canary_predictor_is_the_stable_one_with_its_fields_over_it() -> None:
     assert [which for which, _ in props.predictors(service)] == ["predictor v1", "canary v2"]
 
 
-def test_dev_config_disables_prod_rules_and_keeps_the_rest() -> None:
-    config = load_policy_config("dev")
+def configured(config: dict[str, Any]) -> dict[str, RuleConfig]:
+    """What `Configure` hands the analyzer for a config file's content, reconciled as the CLI does."""
+    return reconcile(analyzer_info(), config)
+
+
+def test_prod_rules_are_the_prod_module() -> None:
+    assert {policy.name for policy in prod.POLICIES} == PROD_RULES
+
+
+@pytest.mark.parametrize("config", [load_policy_config("dev"), read_policy_config(DEFAULTS_DIR / "non-prod.json")])
+def test_dev_config_and_the_non_prod_defaults_disable_prod_rules_and_keep_the_rest(config: dict[str, Any]) -> None:
+    levels = configured(config)
     for policy in ALL_POLICIES:
         expected = (
-            EnforcementLevel.DISABLED
-            if policy.name in PROD_RULES
-            else EnforcementLevel.ADVISORY
-            if policy.name == ADVISORY_RULE
-            else EnforcementLevel.MANDATORY
+            "disabled" if policy.name in PROD_RULES else "advisory" if policy.name == ADVISORY_RULE else "mandatory"
         )
-        assert effective_enforcement(policy, config) == expected, policy.name
+        assert levels[policy.name].level == expected, policy.name
 
 
-def test_prod_config_makes_every_rule_mandatory_but_the_advisory_one() -> None:
-    config = load_policy_config("prod")
+@pytest.mark.parametrize("config", [load_policy_config("prod"), read_policy_config(DEFAULTS_DIR / "prod.json")])
+def test_prod_config_and_the_prod_defaults_make_every_rule_mandatory_but_the_advisory_one(
+    config: dict[str, Any],
+) -> None:
+    levels = configured(config)
     for policy in ALL_POLICIES:
-        expected = EnforcementLevel.ADVISORY if policy.name == ADVISORY_RULE else EnforcementLevel.MANDATORY
-        assert effective_enforcement(policy, config) == expected, policy.name
+        expected = "advisory" if policy.name == ADVISORY_RULE else "mandatory"
+        assert levels[policy.name].level == expected, policy.name
 
 
 def test_prod_config_lists_the_protected_types() -> None:
-    protected = properties(POLICIES["prod-stateful-resources-protected"], load_policy_config("prod"))
+    protected = configured(load_policy_config("prod"))["prod-stateful-resources-protected"].properties
     assert "azure-native:monitor:AzureMonitorWorkspace" in protected["protectedTypes"]
     assert "azure-native:containerservice:ManagedCluster" in protected["protectedTypes"]
     file_entry = load_policy_config("prod")["prod-stateful-resources-protected"]
     assert protected["protectedTypes"] == file_entry["protectedTypes"]
+    # Where a file sets none, the rule's schema default (as the CLI fills it in).
+    assert configured({})["prod-stateful-resources-protected"].properties["protectedTypes"] == (
+        prod.DEFAULT_PROTECTED_TYPES
+    )
+
+
+def test_config_is_applied_as_the_cli_applies_it() -> None:
+    """pkg/resource/analyzer/config.go `applyConfig`: `all` sets every rule's level, the rule's own advisory level
+    included; a rule's own entry wins over `all`; properties merge over the schema's defaults."""
+    levels = configured({"all": "mandatory"})
+    assert {entry.level for name, entry in levels.items() if name != "all"} == {"mandatory"}
+    levels = configured({"all": "advisory", "aks-rbac-enabled": {"enforcementLevel": "disabled"}})
+    assert levels["aks-rbac-enabled"].level == "disabled"
+    assert levels["aks-local-accounts-disabled"].level == "advisory"
+    # Without `all`, a rule keeps its own level (the advisory one) or the pack's (mandatory).
+    levels = configured({})
+    assert (levels[ADVISORY_RULE].level, levels["aks-rbac-enabled"].level) == ("advisory", PACK_ENFORCEMENT_LEVEL.value)
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        (
+            {"aks-rbac-enabled": "strict"},
+            "aks-rbac-enabled: 'strict' is not an enforcement level (one of advisory, mandatory, remediate, disabled)",
+        ),
+        ({"aks-rbac-enabled": 1}, "aks-rbac-enabled: 1 is neither an enforcement level nor an object"),
+        ({"aks-rbac-enabled": {"enforcementLevel": True}}, "aks-rbac-enabled: enforcementLevel True is not a string"),
+        (
+            {"prod-stateful-resources-protected": {"protectedTypes": "azure-native:resources:ResourceGroup"}},
+            "prod-stateful-resources-protected: protectedTypes: 'azure-native:resources:ResourceGroup' is not of type "
+            "'array'",
+        ),
+        ({"environments": "ml"}, '"environments" must be an array of strings'),
+    ],
+)
+def test_a_config_the_cli_refuses_is_refused_naming_the_rule(config: dict[str, Any], problem: str) -> None:
+    with pytest.raises(PolicyConfigError) as refused:
+        reconcile(analyzer_info(), config, "policies/config/x.json")
+    assert str(refused.value) == f"policy config policies/config/x.json: {problem}"
+
+
+def test_every_stack_config_names_only_rules_of_the_pack() -> None:
+    """The CLI configures an unknown name without complaint; a misspelt rule would silently keep its level."""
+    names = {policy.name for policy in ALL_POLICIES} | {"all"}
+    for path in [*CONFIG_DIR.glob("*.json"), *DEFAULTS_DIR.glob("*.json")]:
+        assert set(read_policy_config(path)) <= names, path
 
 
 # --- the pack's project files --------------------------------------------------------------------
@@ -169,6 +233,7 @@ runpy.run_path(".", run_name="__main__")
 RESOURCE_SDKS = ("pulumi_azure_native", "pulumi_kubernetes")
 print(json.dumps({
     "name": pack["name"],
+    "enforcement_level": pack["enforcement_level"].value,
     "policies": [policy.name for policy in pack["policies"]],
     "modules": sorted(m for m in sys.modules if m.split(".")[0] in ("components", *RESOURCE_SDKS)),
     "core": sys.modules["components.core"].__file__,
@@ -193,7 +258,8 @@ def test_pack_runs_from_the_policy_folder_as_the_cli_runs_it() -> None:
     result = run_in_policy_dir(RUN_AS_THE_CLI)
     assert result.returncode == 0, result.stderr
     pack = json.loads(result.stdout)
-    assert pack["name"] == "aks-mlops"
+    assert pack["name"] == PACK_NAME == "aks-mlops"
+    assert pack["enforcement_level"] == PACK_ENFORCEMENT_LEVEL.value == "mandatory"
     assert pack["policies"] == [policy.name for policy in ALL_POLICIES]
     assert Path(pack["core"]).resolve().is_relative_to(PROJECT_ROOT.resolve())
     assert all(module == "components" or module.startswith("components.core") for module in pack["modules"]), pack

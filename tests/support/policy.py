@@ -1,10 +1,11 @@
 """The policy pack's test vocabulary, shared by the program tests of the resource and stack rules.
 
-A case starts from the resources the real program registers for a stack (`stack_runs`), turned into the
-policy SDK's resources by `offline.plan.policy.to_policy_resources` and deep-copied (`PolicyStack`), then
-mutated (`setting`, `options`, `combine`, and the pod-bearing `job` and `pytorch_job`), so the rules are
-tested on exactly the shapes the Pulumi CLI hands them. `ok` and `bad` make a compliant or violating
-`Case`; `reported` validates one the way the CLI does.
+A case starts from the resources the real program registers for a stack (`stack_runs`), deep-copied
+(`PolicyStack`: the captured registrations, `offline.harness.engine.CapturedResource`) and then mutated (`setting`,
+`options`, `combine`, and the pod-bearing `job` and `pytorch_job`). `ok` and `bad` make a compliant or violating
+`Case`; `reported` runs it as the Pulumi CLI runs the pack: through the analyzer's gRPC methods (`Configure`,
+`Analyze` per resource, `AnalyzeStack`; offline.plan.policy), with the properties serialized as the engine sends
+them, so the rules see the read-only proxies of pulumi-policy, never the test's dicts and lists.
 
 The resource and prod rules' case table (`CASES`) lives here too: the resource tests run it, and the
 pack's coverage test counts it together with the stack rules' cases. So do the cases of the admission guardrails'
@@ -24,25 +25,21 @@ from typing import Any
 import pytest
 import yaml
 from aks_mlops_policies import ALL_POLICIES
-from pulumi_policy import (
-    PolicyResource,
-    PolicyResourceOptions,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-)
+from pulumi_policy import ResourceValidationPolicy
 
-from offline.harness.engine import ProgramRun, run_stack
-from offline.plan.policy import load_policy_config, policy_properties, to_policy_resources
+from offline.harness.engine import CapturedResource, ProgramRun, run_stack
+from offline.plan.policy import analyze, load_policy_config
 from offline.stacks import load_stack_config
 from tests.support.kueue import topology_aware_pools
 
 POLICIES = {policy.name: policy for policy in ALL_POLICIES}
 CLUSTER = "platform-cluster"
+DATASETS_CLASS = "shared-storage-class-ml-azureblob-nfs"
 DELETE = object()  # `setting(..., DELETE)` removes the property
 # Rules that only prod's policy config enforces, and the one rule every stack only warns about.
 PROD_RULES = {
     "prod-stateful-resources-protected",
+    "prod-datasets-storage-class-retains",
     "prod-api-server-restricted",
     "prod-defender-enabled",
     "prod-standard-tier",
@@ -51,35 +48,38 @@ ADVISORY_RULE = "gpu-quota-within-capacity-when-borrowing"
 
 
 class PolicyStack:
-    """A deep copy of one stack's policy resources (linked parents and dependencies), free to mutate."""
+    """A deep copy of one stack's captured registrations, free to mutate (dependencies are URNs)."""
 
     def __init__(self, stack: str, runs: dict[str, ProgramRun]) -> None:
-        # Deep-copied as one graph: the session's captured inputs stay untouched and the copies'
-        # `dependencies` point at the copies.
-        self.by_urn: dict[str, PolicyResource] = copy.deepcopy(to_policy_resources(runs[stack]))
+        # Deep-copied: the session's captured inputs stay untouched.
+        self.by_urn: dict[str, CapturedResource] = {r.urn: r for r in copy.deepcopy(runs[stack].resources)}
         self.runs = runs
 
-    def copy_from(self, stack: str, name: str) -> PolicyResource:
+    def replace_with(self, run: ProgramRun) -> None:
+        """Every resource replaced by a copy of another run's (e.g. one with other stack settings)."""
+        self.by_urn = {r.urn: r for r in copy.deepcopy(run.resources)}
+
+    def copy_from(self, stack: str, name: str) -> CapturedResource:
         """A deep copy of a resource of another stack's run (e.g. prod's GPU Operator release)."""
         return PolicyStack(stack, self.runs).named(name)
 
     @property
-    def resources(self) -> list[PolicyResource]:
+    def resources(self) -> list[CapturedResource]:
         return list(self.by_urn.values())
 
-    def named(self, name: str) -> PolicyResource:
+    def named(self, name: str) -> CapturedResource:
         matches = [resource for resource in self.by_urn.values() if resource.name == name]
         assert len(matches) == 1, f"expected one resource named {name!r}, found {len(matches)}"
         return matches[0]
 
-    def add(self, resource: PolicyResource) -> None:
+    def add(self, resource: CapturedResource) -> None:
         assert resource.urn not in self.by_urn, resource.urn
         self.by_urn[resource.urn] = resource
 
     def remove(self, name: str) -> None:
         removed = self.by_urn.pop(self.named(name).urn)
         for resource in self.by_urn.values():
-            resource.dependencies = [d for d in resource.dependencies if d is not removed]
+            resource.dependencies = tuple(d for d in resource.dependencies if d != removed.urn)
 
 
 Mutation = Callable[[PolicyStack], None]
@@ -105,29 +105,35 @@ class Case:
         return pytest.param(self, id=self.id, marks=self.marks)
 
 
+def only(policy: str, stack_config: dict[str, Any]) -> dict[str, Any]:
+    """A policy config that runs `policy` alone: the stack's config (the rule's own config) with every other rule
+    disabled, and the rule mandatory where the stack disables it (prod's rules in dev)."""
+    config = {**stack_config, **{name: "disabled" for name in POLICIES if name != policy}}
+    entry = config.get(policy)
+    if entry == "disabled":
+        config[policy] = "mandatory"
+    elif isinstance(entry, dict) and entry.get("enforcementLevel") == "disabled":
+        config[policy] = {**entry, "enforcementLevel": "mandatory"}
+    return config
+
+
 def reported(case: Case, stack_runs: dict[str, ProgramRun]) -> list[str]:
-    """What the case's policy reports on the (mutated) stack, validated the way the Pulumi CLI does:
-    a resource rule once per resource, a stack rule once with all resources; rule config from the
-    stack's policy config file (schema defaults where the file sets none)."""
+    """What the case's policy reports on the (mutated) stack, as the Pulumi CLI runs the pack: the analyzer's
+    `Analyze` on every resource (a resource rule) or `AnalyzeStack` on all of them (a stack rule), configured with
+    the stack's policy config (the rule's config, schema defaults where the file sets none) and only this rule on."""
     policy = POLICIES[case.policy]
     stack = PolicyStack(case.stack, stack_runs)
     if case.mutate is not None:
         case.mutate(stack)
-    config = policy_properties(policy, load_policy_config(case.stack))
-    messages: list[str] = []
-
-    def report(message: str, urn: str | None = None) -> None:
-        messages.append(message)
-
-    if isinstance(policy, ResourceValidationPolicy):
-        for resource in stack.resources:
-            args = ResourceValidationArgs(
-                resource.resource_type, resource.props, resource.urn, resource.name, resource.opts, None, config
-            )
-            policy.validate(args, report)
-    else:
-        policy.validate(StackValidationArgs(stack.resources, config), report)
-    return messages
+    resource_rule = isinstance(policy, ResourceValidationPolicy)
+    violations = analyze(
+        stack.resources,
+        only(case.policy, load_policy_config(case.stack)),
+        resource_rules=resource_rule,
+        stack_rules=not resource_rule,
+    )
+    assert {v.policy for v in violations} <= {case.policy}, violations
+    return [violation.message for violation in violations]
 
 
 def _walk(props: Any, path: str) -> tuple[Any, str | int]:
@@ -140,10 +146,10 @@ def _walk(props: Any, path: str) -> tuple[Any, str | int]:
 
 
 def setting(name: str, path: str, value: Any) -> Mutation:
-    """Set (or, with DELETE, remove) one property of the resource named `name`."""
+    """Set (or, with DELETE, remove) one input of the resource named `name`."""
 
     def mutate(stack: PolicyStack) -> None:
-        node, key = _walk(stack.named(name).props, path)
+        node, key = _walk(stack.named(name).inputs, path)
         if value is DELETE:
             del node[key]
         else:
@@ -153,21 +159,13 @@ def setting(name: str, path: str, value: Any) -> Mutation:
 
 
 def options(name: str, **changes: Any) -> Mutation:
-    """Replace the resource options of `name` by new ones with some fields changed."""
+    """Change resource options of `name` (protect, ignore_changes, delete_before_replace)."""
 
     def mutate(stack: PolicyStack) -> None:
         resource = stack.named(name)
-        old = resource.opts
-        fields = {
-            "protect": old.protect,
-            "ignore_changes": list(old.ignore_changes),
-            "delete_before_replace": old.delete_before_replace,
-            "aliases": list(old.aliases),
-            "custom_timeouts": old.custom_timeouts,
-            "additional_secret_outputs": list(old.additional_secret_outputs),
-            "parent": old.parent,
-        }
-        resource.opts = PolicyResourceOptions(**{**fields, **changes})
+        for option, value in changes.items():
+            assert hasattr(resource, option), option
+            setattr(resource, option, tuple(value) if isinstance(value, list) else value)
 
     return mutate
 
@@ -185,14 +183,14 @@ def workload(type_token: str, name: str, manifest: dict[str, Any]) -> Mutation:
 
     The program creates no pod specs of its own (teams submit their Jobs and PyTorchJobs), so the
     captured team-a Namespace resource (same provider, parent and options) is turned into one: new
-    type, name, URN and props (the manifest)."""
+    type, name, URN and inputs (the manifest)."""
 
     def mutate(stack: PolicyStack) -> None:
         resource = copy.deepcopy(stack.named("team-a-namespace"))
-        resource.resource_type = type_token
+        resource.type = type_token
         resource.name = name
         resource.urn = resource.urn.replace("kubernetes:core/v1:Namespace::team-a-namespace", f"{type_token}::{name}")
-        resource.props = manifest
+        resource.inputs = manifest
         stack.add(resource)
 
     return mutate
@@ -719,6 +717,29 @@ PROD_CASES = [
         "azure-native:storage:BlobContainer team-b-container holds state but is not protected",
         "blob-container",
     ),
+    # prod's datasets class keeps its volumes; dev's deletes them, which dev's config allows (the rule is prod-only).
+    ok("prod-datasets-storage-class-retains", "prod"),
+    bad(
+        "prod-datasets-storage-class-retains",
+        "prod",
+        setting(DATASETS_CLASS, "reclaimPolicy", "Delete"),
+        "StorageClass ml-azureblob-nfs has reclaimPolicy 'Delete': deleting a team's datasets claim (or its namespace) "
+        "would delete the dataset volume with it; set reclaimPolicy: Retain",
+    ),
+    bad(
+        "prod-datasets-storage-class-retains",
+        "prod",
+        setting(DATASETS_CLASS, "reclaimPolicy", DELETE),
+        "StorageClass ml-azureblob-nfs has reclaimPolicy None",
+        "unset-is-kubernetes-default-delete",
+    ),
+    # Only the datasets class: the shared scratch class deletes, in prod too.
+    ok(
+        "prod-datasets-storage-class-retains",
+        "prod",
+        setting("shared-storage-class-ml-azurefile-premium", "reclaimPolicy", "Delete"),
+        "scratch-class-deletes",
+    ),
     ok("prod-api-server-restricted", "prod"),
     # dev's API server is public but limited to authorized IP ranges: restricted enough.
     ok("prod-api-server-restricted", "dev", variant="authorized-ip-ranges"),
@@ -927,7 +948,7 @@ QUEUED_BINDING = f"{QUEUED_POLICY}-binding"
 def without_guardrails(stack: PolicyStack) -> None:
     """Every ValidatingAdmissionPolicy and binding removed, as if the stack registered no AdmissionGuardrails."""
     for resource in stack.resources:
-        if ":ValidatingAdmissionPolicy" in resource.resource_type:
+        if ":ValidatingAdmissionPolicy" in resource.type:
             stack.remove(resource.name)
 
 
@@ -1011,7 +1032,7 @@ def provisioning_requests_on(stack_name: str) -> Mutation:
     """Replace the stack's resources by those of its run with kueue.provisioningRequests on."""
 
     def mutate(stack: PolicyStack) -> None:
-        stack.by_urn = copy.deepcopy(to_policy_resources(provisioning_run(stack_name)))
+        stack.replace_with(provisioning_run(stack_name))
 
     return mutate
 
@@ -1099,7 +1120,7 @@ def kueue_frameworks(change: Callable[[list[str]], list[str]]) -> Mutation:
     """Rewrite the integrations.frameworks of the Kueue release's manager config (a YAML document in its values)."""
 
     def mutate(stack: PolicyStack) -> None:
-        values = stack.named(KUEUE_RELEASE).props
+        values = stack.named(KUEUE_RELEASE).inputs
         for key in MANAGER_CONFIG[:-1]:
             values = values[key]
         config = yaml.safe_load(values[MANAGER_CONFIG[-1]])
@@ -1202,8 +1223,8 @@ INTEGRATION_CASES = [
 
 def _without_dependency(stack: PolicyStack, name: str, on: str) -> None:
     resource, target = stack.named(name), stack.named(on)
-    assert target in resource.dependencies, f"{name} does not depend on {on}"
-    resource.dependencies = [d for d in resource.dependencies if d is not target]
+    assert target.urn in resource.dependencies, f"{name} does not depend on {on}"
+    resource.dependencies = tuple(d for d in resource.dependencies if d != target.urn)
 
 
 # --- the topology stack rule ------------------------------------------------------------------------------------------
@@ -1328,7 +1349,7 @@ def topology_run() -> ProgramRun:
 
 
 def topology_aware_on(stack: PolicyStack) -> None:
-    stack.by_urn = copy.deepcopy(to_policy_resources(topology_run()))
+    stack.replace_with(topology_run())
 
 
 TOPOLOGY_QUEUES_CASES = [
@@ -1378,8 +1399,8 @@ NOT_ON_A_TRAINING_POOL = "its pods could land on a training pool"
 def depends_on(name: str, on: str) -> Mutation:
     def mutate(stack: PolicyStack) -> None:
         resource, target = stack.named(name), stack.named(on)
-        assert target not in resource.dependencies, f"{name} already depends on {on}"
-        resource.dependencies = [*resource.dependencies, target]
+        assert target.urn not in resource.dependencies, f"{name} already depends on {on}"
+        resource.dependencies = (*resource.dependencies, target.urn)
 
     return mutate
 
