@@ -40,23 +40,17 @@ from pulumi.runtime import proto, rpc
 from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from components.config.errors import PROJECT
 from offline.harness.engine import CapturedResource, ProgramRun
-from offline.stacks import PROJECT_DIR, load_stack_config
+from offline.policy_files import CONFIG_DIR, POLICY_DIR, policy_config_file, stack_environment
+from offline.stacks import PROJECT_DIR
 
 # The pack is a separate Pulumi project whose modules import each other as top-level
 # `aks_mlops_policies`; make that importable here exactly as it is when the CLI runs the pack.
-POLICY_DIR = PROJECT_DIR / "policies"
 if str(POLICY_DIR) not in sys.path:
     sys.path.insert(0, str(POLICY_DIR))
 
-from aks_mlops_policies import ALL_POLICIES, PACK_ENFORCEMENT_LEVEL, PACK_NAME  # noqa: E402
+from aks_mlops_policies import ALL_POLICIES, PACK_ENFORCEMENT_LEVEL, PACK_NAME
 
-CONFIG_DIR = POLICY_DIR / "config"
-# The policy config of a stack without a file of its own: its environment's defaults.
-DEFAULTS_DIR = CONFIG_DIR / "defaults"
-PROD_ENVIRONMENT = "prod"
-ENVIRONMENT_KEY = f"{PROJECT}:environment"
 # The version `PolicyPack` hands its analyzer (the CLI shows PulumiPolicy.yaml's instead).
 ANALYZER_VERSION = "0.0.1"
 
@@ -162,24 +156,17 @@ def read_policy_config(path: Path) -> dict[str, Any]:
     return values
 
 
-def defaults_file(environment: str | None) -> Path:
-    """The policy config of a stack of `environment` that has no file of its own."""
-    return DEFAULTS_DIR / ("prod.json" if environment == PROD_ENVIRONMENT else "non-prod.json")
-
-
 def policy_config_for(stack: str, environment: str | None, config_dir: Path = CONFIG_DIR) -> PolicyConfig:
     """The stack's own `policies/config/<stack>.json`, else its environment's defaults; checked against the pack as
     the CLI checks a config (`PolicyConfigError` where it would refuse it)."""
-    own = config_dir / f"{stack}.json"
-    if own.exists():
-        config = PolicyConfig(read_policy_config(own), f"policy config: {_shown(own)}")
-    else:
-        defaults = defaults_file(environment)
-        config = PolicyConfig(
-            read_policy_config(defaults),
-            f"policy config: no {_shown(own)}; the defaults of environment {environment!r} apply ({_shown(defaults)})",
-        )
-    reconcile(analyzer_info(), config.values, own if own.exists() else defaults_file(environment))
+    own, chosen = config_dir / f"{stack}.json", policy_config_file(stack, environment, config_dir)
+    source = (
+        f"policy config: {_shown(own)}"
+        if chosen == own
+        else f"policy config: no {_shown(own)}; the defaults of environment {environment!r} apply ({_shown(chosen)})"
+    )
+    config = PolicyConfig(read_policy_config(chosen), source)
+    reconcile(analyzer_info(), config.values, chosen)
     return config
 
 
@@ -189,12 +176,6 @@ def explicit_policy_config(path: Path) -> PolicyConfig:
     values = read_policy_config(resolved)
     reconcile(analyzer_info(), values, path)
     return PolicyConfig(values, f"policy config: {path} (--policy-config)")
-
-
-def stack_environment(stack: str, project_dir: Path = PROJECT_DIR) -> str | None:
-    """The stack's `aks-mlops:environment`, from its stack file."""
-    value = load_stack_config(stack, project_dir).get(ENVIRONMENT_KEY)
-    return None if value is None else str(value)
 
 
 def load_policy_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:

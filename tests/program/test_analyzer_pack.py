@@ -24,7 +24,6 @@ from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 
 from offline.harness.engine import ProgramRun
 from offline.plan.policy import (
-    POLICY_DIR,
     Violation,
     analyze,
     analyze_request,
@@ -36,6 +35,7 @@ from offline.plan.policy import (
     reconcile,
     violations_of,
 )
+from offline.policy_files import POLICY_DIR
 from tests.support.policy import (
     CLUSTER,
     DATASETS_CLASS,

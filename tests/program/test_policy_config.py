@@ -14,13 +14,8 @@ from pathlib import Path
 import pytest
 
 from offline.__main__ import main
-from offline.plan.policy import (
-    DEFAULTS_DIR,
-    PolicyConfigError,
-    load_policy_config,
-    policy_config_for,
-    read_policy_config,
-)
+from offline.plan.policy import PolicyConfigError, load_policy_config, policy_config_for, read_policy_config
+from offline.policy_files import DEFAULTS_DIR
 from offline.stacks import PROJECT_DIR
 
 FALLBACK = (

@@ -19,9 +19,6 @@ from aks_mlops_policies import ALL_POLICIES, PACK_ENFORCEMENT_LEVEL, PACK_NAME, 
 
 from components.core import serving
 from offline.plan.policy import (
-    CONFIG_DIR,
-    DEFAULTS_DIR,
-    POLICY_DIR,
     PolicyConfigError,
     RuleConfig,
     analyzer_info,
@@ -29,6 +26,7 @@ from offline.plan.policy import (
     read_policy_config,
     reconcile,
 )
+from offline.policy_files import CONFIG_DIR, DEFAULTS_DIR, POLICY_DIR
 from tests.support.policy import ADVISORY_RULE, PROD_RULES
 
 # --- the rules and their per-stack config ---------------------------------------------------------
