@@ -5,12 +5,18 @@
 
 `check` is a subcommand word, so no stack may be named `check`. The checker is imported only for `check`, and it
 imports no Pulumi SDK: a team's CI that only checks manifests starts fast.
+
+Output piped into a reader that stops early (`python -m offline check dev jobs/ | head -3`) ends quietly: once the
+reader has gone, the rest of the output is dropped, the run finishes (the plan still writes `--out`) and the exit
+status is the tool's own (`QuietWhenReaderLeaves`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any, TextIO
 
 from offline.stacks import CHECK_SUBCOMMAND
 
@@ -27,5 +33,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     return plan.main(args)
 
 
+class QuietWhenReaderLeaves:
+    """Standard output that goes quiet once its reader has closed the pipe, instead of a BrokenPipeError traceback.
+
+    On the first BrokenPipeError the stream's file descriptor is pointed at the null device: what is still buffered,
+    and everything written later (also Python's own flush at exit), goes nowhere, and the tool carries on to its
+    exit status."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._silence()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._silence()
+
+    def _silence(self) -> None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self._stream.fileno())
+        finally:
+            os.close(null)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def command() -> int:
+    """`python -m offline ...` as a shell runs it."""
+    sys.stdout = QuietWhenReaderLeaves(sys.stdout)
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command())

@@ -19,6 +19,11 @@ from typing import Any
 
 from components.config.errors import MISSING, ConfigError
 
+EMPTY_IN_STACK_FILE = (
+    "is empty: the stack file gives the key no value (or null), which Pulumi hands over as ''; "
+    "give it a value, or remove the key for its default"
+)
+
 
 class ConfigNode:
     """One configuration value and the key path that leads to it."""
@@ -53,6 +58,10 @@ class ConfigNode:
         """The JSON value of an engine string (objects, lists); other values unchanged."""
         if self._from_engine and isinstance(self.value, str):
             text = self.value.strip()
+            if not text:
+                # `tags:` or `tags: null` in a stack file: the CLI hands the program "" (and warns "No value for
+                # configuration key"), where an object or a list belongs.
+                raise self.fail(EMPTY_IN_STACK_FILE)
             if text[:1] in ("{", "["):
                 try:
                     return json.loads(text)

@@ -8,13 +8,16 @@ podFailurePolicy, checkpoints on spot pools, grace period; for InferenceServices
 serving priority and KServe's canary contract. HTTPRoutes are read too (they are no workload): across all documents
 of the run, each InferenceService's canary split must be carried by an HTTPRoute on the platform's Gateway
 (`offline.checker.routes`). Needs no cluster and no cloud credentials.
-Exit status: 0 no finding, 1 findings, 2 the stack's configuration was rejected (or a usage error).
+Exit status: 0 no finding, 1 findings, 2 the stack's configuration was rejected (or a usage error). A file that is
+not YAML (invalid, binary, nested too deeply, unreadable) is a finding on that file; a path that is neither a regular
+file nor a folder (a FIFO, a device) is skipped, and the output says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,6 +34,9 @@ from offline.checker.rules import problems
 from offline.stacks import (
     CHECK_SUBCOMMAND,
     PROJECT_DIR,
+    StackFileError,
+    describe_reader_error,
+    describe_yaml_error,
     load_stack_config,
     stack_names,
     stack_settings_raw,
@@ -73,32 +79,73 @@ class Report:
     # HTTPRoutes read for the canary routes (no workloads, not skipped either).
     routes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # Paths that are neither a regular file nor a folder (a FIFO would block the run forever), each with what it is.
+    skipped_paths: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
 
-def yaml_files(paths: Iterable[Path]) -> list[Path]:
-    """The files to read: each file given, and every YAML file below each directory given, in name order."""
+def yaml_files(paths: Iterable[Path], skipped: list[str] | None = None) -> list[Path]:
+    """The files to read: each file given, and every YAML file below each directory given, in name order. Anything
+    else (a FIFO, a socket, a device: reading one could block forever) is left out and, with `skipped`, noted there."""
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in YAML_SUFFIXES)
+            candidates = sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and not p.is_dir())
         else:
-            found.append(path)
+            candidates = [path]
+        for candidate in candidates:
+            kind = _not_a_file(candidate)
+            if kind is None:
+                found.append(candidate)
+            elif skipped is not None:
+                skipped.append(f"{candidate} ({kind})")
     return found
 
 
-def read_documents(path: Path) -> tuple[list[Document], list[Finding]]:
-    """The documents of a YAML file (empty ones dropped), or a finding when it does not parse."""
-    documents: list[Document] = []
+def _not_a_file(path: Path) -> str | None:
+    """What `path` is when it is not a regular file (None for one); it is never opened."""
     try:
-        for index, manifest in enumerate(yaml.safe_load_all(path.read_text()), start=1):
+        mode = path.stat().st_mode
+    except OSError as error:
+        return f"cannot be read: {error.strerror}"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def read_documents(path: Path) -> tuple[list[Document], list[Finding]]:
+    """The documents of a YAML file (empty ones dropped), or a finding when it cannot be read as YAML: invalid, binary
+    (not UTF-8 text, control characters), nested too deeply for the parser, or unreadable."""
+    documents: list[Document] = []
+
+    def unreadable(problem: str, fix: str) -> tuple[list[Document], list[Finding]]:
+        return documents, [Finding(str(path), len(documents) + 1, "-", "", problem, fix, "yaml")]
+
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return unreadable(f"cannot be read: {error.strerror}", "make the file readable, or leave it out")
+    try:
+        for index, manifest in enumerate(yaml.safe_load_all(data), start=1):
             if manifest is not None:
                 documents.append(Document(str(path), index, manifest))
+    except yaml.reader.ReaderError as error:
+        return unreadable(describe_reader_error(error), "check only YAML manifests (UTF-8 text)")
+    except yaml.MarkedYAMLError as error:
+        return unreadable(f"is not valid YAML: {describe_yaml_error(error)}", "fix the YAML")
     except yaml.YAMLError as error:
-        problem = " ".join(str(error).split())
-        return documents, [
-            Finding(str(path), len(documents) + 1, "-", "", f"is not valid YAML: {problem}", "fix the YAML", "yaml")
-        ]
+        return unreadable(f"is not valid YAML: {' '.join(str(error).split())}", "fix the YAML")
+    except RecursionError:
+        return unreadable(
+            "is nested too deeply to read (hundreds of levels; no Kubernetes manifest is)",
+            "check only Kubernetes manifests",
+        )
     return documents, []
 
 
@@ -162,7 +209,7 @@ def check_manifests(manifests: Sequence[Mapping[str, Any]], platform: Platform, 
 def check_paths(stack: str, platform: Platform, paths: Sequence[Path]) -> Report:
     report = Report(stack)
     every: list[Document] = []
-    for path in yaml_files(paths):
+    for path in yaml_files(paths, report.skipped_paths):
         report.files.append(str(path))
         documents, unreadable = read_documents(path)
         report.findings += unreadable
@@ -183,6 +230,8 @@ def render_text(report: Report) -> str:
             lines.append(f"    fix: {finding.fix}")
     for skipped in report.skipped:
         lines.append(f"skipped (not a workload kind the checker reads): {skipped}")
+    for skipped in report.skipped_paths:
+        lines.append(f"skipped (not a regular file or folder): {skipped}")
     count = len(report.findings)
     verdict = "no findings" if count == 0 else f"{count} finding{'s' if count != 1 else ''}"
     routes = f" and {len(report.routes)} HTTPRoutes" if report.routes else ""
@@ -200,6 +249,7 @@ def render_json(report: Report) -> str:
             "checked": report.checked,
             "routes": report.routes,
             "skipped": report.skipped,
+            "skippedPaths": report.skipped_paths,
             "findings": [finding.as_json() for finding in report.findings],
         },
         indent=2,
@@ -236,7 +286,7 @@ def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     try:
         platform = build_platform(load_settings(stack_settings_raw(load_stack_config(args.stack, args.project_dir))))
-    except ConfigError as error:
+    except (ConfigError, StackFileError) as error:
         if args.json:
             print(json.dumps({"stack": args.stack, "configurationRejected": str(error)}))
         else:

@@ -20,9 +20,9 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.config.errors import PROJECT
+from components.config.errors import PROJECT, ConfigError
 from offline.harness.fake_azure import FakeAzure
-from offline.stacks import PROJECT_DIR, engine_config, load_stack_config, namespaced
+from offline.stacks import PROJECT_DIR, engine_config, load_stack_config, namespaced, secret_keys
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 
@@ -154,10 +154,21 @@ def run_program(
 ) -> ProgramRun:
     """Run `program` on the mock engine with the given (un-namespaced or namespaced) stack config.
 
+    The config reaches the program as the CLI hands it over (offline.stacks.engine_config): strings, objects as JSON,
+    and each secret as a placeholder whose key is marked secret, as PULUMI_CONFIG_SECRET_KEYS marks it, so
+    `pulumi.Config` treats it as one. A secret the offline tools may not stand in for stops the run with its
+    `ConfigError` before the program starts.
+
     With `raise_on_error=False` a failing program returns its error together with whatever it
     registered before failing (which is how tests prove bad config registers nothing)."""
     settings.ROOT.set(None)
-    pulumi.runtime.set_all_config(engine_config(config))
+    try:
+        handed_over = engine_config(config)
+    except ConfigError as refused:
+        if raise_on_error:
+            raise
+        return ProgramRun([], error=refused)
+    pulumi.runtime.set_all_config(handed_over, secret_keys(config))
     monitor = CapturingMonitor(FakeAzure())
     mocks.set_mocks(FakeAzure(), project=PROJECT, stack=stack, preview=False, monitor=monitor)
     stack_resource = settings.get_root_resource()
@@ -190,9 +201,15 @@ def run_stack(
     *,
     raise_on_error: bool = True,
 ) -> ProgramRun:
-    """Run `__main__.py` for a stack file, optionally with some config keys replaced (None removes one)."""
-    config = {**namespaced(load_stack_config(stack, project_dir)), **namespaced(overrides or {})}
-    config = {key: value for key, value in config.items() if value is not None}
+    """Run `__main__.py` for a stack file, optionally with some config keys replaced (None removes one).
+
+    A key the stack file leaves without a value (or null) stays: the CLI hands it to the program as ""."""
+    config = namespaced(load_stack_config(stack, project_dir))
+    for key, value in namespaced(overrides or {}).items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
     main = str(project_dir / "__main__.py")
 
     def program() -> None:

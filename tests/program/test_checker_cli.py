@@ -86,7 +86,8 @@ def test_json_findings_for_ci(bad_file: Path, good_dir: Path, capsys: pytest.Cap
 
 def test_clean_json_has_no_findings(good_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "dev", str(good_dir), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["findings"] == []
+    data = json.loads(capsys.readouterr().out)
+    assert data["findings"] == [] and data["skippedPaths"] == []
 
 
 def test_invalid_yaml_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

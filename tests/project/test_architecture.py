@@ -40,9 +40,13 @@ DOMAINS = (
 )
 # What each layer may import from the project, besides itself.
 ALLOWED = {"core": set(), "config": {"core"}, "model": {"core", "config"}, "base": {"core", "config", "model"}}
-# What each room of offline/ may import from the project, besides itself and `offline.stacks`.
+# What each room of offline/ may import from the project, besides itself and the shared `offline.stacks` (stack files)
+# and `offline.policy_files` (which policy config a stack gets).
+SHARED_ROOMS = ("stacks", "policy_files")
 OFFLINE_ALLOWED = {
     "stacks": {"config"},
+    "policy_files": {"config"},
+    "stack_matrix": {"config"},
     "harness": {"config"},
     "checker": {"core", "config", "model"},
     "plan": {"core", "config", "model", *DOMAINS, "harness", "policies"},
@@ -169,7 +173,7 @@ def test_each_offline_room_imports_only_what_it_may(room: str) -> None:
             continue
         for imported in targets:
             if imported.startswith("offline."):
-                ok = room_of(imported) in (room, "stacks", *allowed)
+                ok = room_of(imported) in (room, *SHARED_ROOMS, *allowed)
             elif imported.startswith("components."):
                 ok = layer_of(imported) in allowed
             else:
@@ -183,7 +187,7 @@ def test_the_checker_imports_no_pulumi_sdk() -> None:
     pulumi = {
         (module, name)
         for module, names in EXTERNAL.items()
-        if module.startswith(("offline.checker", "offline.stacks"))
+        if module.startswith(("offline.checker", "offline.stacks", "offline.policy_files", "offline.stack_matrix"))
         for name in names
         if name.split(".")[0].startswith("pulumi")
     }
