@@ -35,12 +35,14 @@ treats it as secret). The offline tools have no passphrase or key vault, and mus
 So a secret is handed over as a placeholder the key's own validation accepts, and its key is marked secret as the CLI
 marks it (`engine_config`, `secret_keys`); the plan says it used one (`secret_notes`). That keeps the plan running and
 truthful only where the value cannot change what the platform builds, which is why only the keys of
-`SECRET_PLACEHOLDERS` may be secret: identities and receivers (who gets cluster-admin, which groups, who gets the
-alerts), whose values the program only passes on to Azure. Any other setting of this project (pools, teams, network,
-versions...) decides the resources and their sizes: a secret there is refused with one `ConfigError` naming the key
-(the plan and the checker exit 2), because a placeholder would plan something else than `pulumi up` builds. A secret
-of an unknown key gets a placeholder, so the settings layer still refuses the key itself (shown as `[secret]`); other
-namespaces' secrets (provider credentials) get a placeholder string, the offline engine reads none of them.
+`SECRET_PLACEHOLDERS` may be secret: who gets cluster-admin and who gets the alerts, whose values the program only
+passes on to Azure (as secrets: components.base.stack.secret_where_set). `adminGroupObjectIds` may not: each group
+names a resource of its own (its Grafana admin role assignment), and a name cannot be kept secret. Any other
+setting of this project (pools, teams, network, versions...) decides the resources and their sizes: a secret there is
+refused with one `ConfigError` naming the key (the plan and the checker exit 2), because a placeholder would plan
+something else than `pulumi up` builds. A secret of an unknown key gets a placeholder, so the settings layer still
+refuses the key itself (shown as `[secret]`); other namespaces' secrets (provider credentials) get a placeholder
+string, the offline engine reads none of them.
 """
 
 from __future__ import annotations
@@ -105,12 +107,11 @@ def _email(number: int) -> str:
 # The settings that may be secret, and the placeholder standing in for each secret part of one: () is the whole value,
 # (i,) its i-th list item. Each placeholder passes the key's validation (GUID, email address), and placeholders of one
 # list differ from each other (the settings refuse an entry listed twice). What the program does with them:
-# deployerObjectId: the principal of the deployer's cluster-admin role assignment; adminGroupObjectIds: the Entra ID
-# groups given cluster-admin; alertEmails: the action group's email receivers. None changes which resources exist or
-# their sizes; `pulumi preview` checks the real values.
+# deployerObjectId: the principal of the deployer's cluster-admin role assignment; alertEmails: the action group's
+# email receivers (named after a hash of the address). Neither changes which resources exist or their sizes;
+# `pulumi preview` checks the real values.
 SECRET_PLACEHOLDERS: dict[str, Callable[[tuple[int, ...]], Any]] = {
     "deployerObjectId": lambda at: _guid(0) if at == () else None,
-    "adminGroupObjectIds": lambda at: [_guid(1)] if at == () else _guid(at[0] + 1) if len(at) == 1 else None,
     "alertEmails": lambda at: [_email(1)] if at == () else _email(at[0] + 1) if len(at) == 1 else None,
 }
 # Other namespaces' secrets (provider credentials): the offline engine's fake providers read none of them.

@@ -8,11 +8,15 @@ full traceback for any other exception, so `pulumi up` shows the one line the of
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import pulumi
 
 from components.config.errors import PROJECT, ConfigError
 from components.config.loader import load_settings
 from components.model.platform import Platform, build_platform
+
+T = TypeVar("T")
 
 
 class StackConfigError(ConfigError, pulumi.RunError):
@@ -34,8 +38,17 @@ def stack_config() -> dict[str, str]:
 
 
 def load_platform() -> Platform:
-    """The validated settings of the stack and the platform model derived from them."""
+    """The validated settings of the stack and the platform model derived from them, with the keys the engine
+    handed over as secrets (`pulumi config set --secret`, `secure:` in the stack file)."""
+    raw = stack_config()
+    secrets = frozenset(key for key in raw if pulumi.runtime.config.is_config_secret(f"{PROJECT}:{key}"))
     try:
-        return build_platform(load_settings(stack_config()))
+        return build_platform(load_settings(raw), secret_settings=secrets)
     except ConfigError as error:
         raise StackConfigError(error) from None
+
+
+def secret_where_set(platform: Platform, setting: str, value: T) -> pulumi.Input[T]:
+    """`value` as a secret Output where the stack keeps `setting` secret, else as it is: the settings are read from
+    the raw config, which carries no secrecy, so a component passing one on to a resource must mark it itself."""
+    return pulumi.Output.secret(value) if setting in platform.secret_settings else value

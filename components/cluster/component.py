@@ -24,6 +24,7 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.azure import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN, assign_role
 from components.base.component import AzureContext, PlatformComponent
+from components.base.stack import secret_where_set
 from components.cluster.builders import (
     defender_plan_args,
     kubelet_object_id,
@@ -97,7 +98,12 @@ class AksCluster(PlatformComponent):
         kubelet_id = cluster.identity_profile.apply(kubelet_object_id)
         self._grant_acr_pull(name, registry.id, kubelet_id)
         deployer_admin = self._grant_deployer_cluster_admin(
-            name, settings, cluster.id, settings.deployer_object_id or client.object_id
+            name,
+            settings,
+            cluster.id,
+            secret_where_set(args.platform, "deployerObjectId", settings.deployer_object_id)
+            if settings.deployer_object_id
+            else client.object_id,
         )
         self.kubeconfig = self._kubeconfig(cluster.name, settings.kubelogin_mode)
         # Every Kubernetes call of the same `up` waits for the deployer's cluster role to exist.

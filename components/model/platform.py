@@ -41,6 +41,9 @@ class Platform:
     spot_opt_in: bool
     # Prod keeps its cluster, logs, registry and team data through an accidental `pulumi destroy` or config edit.
     protect_stateful: bool
+    # The settings the stack file keeps secret (`secure:`): the components pass their values on as secrets, so they
+    # stay encrypted in the state (components.base.stack.secret_where_set).
+    secret_settings: frozenset[str] = frozenset()
 
     cpu_flavor: str = CPU_FLAVOR
 
@@ -102,8 +105,9 @@ class Platform:
         return next((team for team in self.teams if team.namespace == namespace), None)
 
 
-def build_platform(settings: Settings) -> Platform:
-    """Derive every fact of the stack from validated settings; raises ConfigError on a name collision."""
+def build_platform(settings: Settings, secret_settings: frozenset[str] = frozenset()) -> Platform:
+    """Derive every fact of the stack from validated settings; raises ConfigError on a name collision.
+    `secret_settings`: the top-level keys the engine handed over as secrets."""
     azure_names = Names(settings.name_prefix, settings.environment)
     gpu_flavors = tuple(GpuFlavor(pool) for pool in sorted(settings.pool_facts, key=flavor_preference))
     ordered = tuple(flavor.pool for flavor in gpu_flavors)
@@ -135,4 +139,5 @@ def build_platform(settings: Settings) -> Platform:
         names=register_names(settings, azure_names, teams, gpu_flavors),
         spot_opt_in=spot_opt_in,
         protect_stateful=settings.is_prod,
+        secret_settings=secret_settings,
     )

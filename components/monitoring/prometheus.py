@@ -102,7 +102,11 @@ def email_receiver_name(address: str) -> str:
     return "email-" + hashlib.sha256(address.lower().encode()).hexdigest()[:12]
 
 
-def action_group_args(monitoring: MonitoringSettings, names: Names) -> dict[str, Any]:
+def action_group_args(
+    monitoring: MonitoringSettings, names: Names, *, secret_addresses: bool = False
+) -> dict[str, Any]:
+    """The on-call action group; `secret_addresses`: the stack keeps alertEmails secret, so the addresses stay
+    secret in the state (each receiver is named after a hash of its address, never the address)."""
     return {
         "action_group_name": names.action_group,
         "location": "global",
@@ -110,7 +114,9 @@ def action_group_args(monitoring: MonitoringSettings, names: Names) -> dict[str,
         "enabled": True,
         "email_receivers": [
             monitor.MicrosoftCommonEmailReceiverArgs(
-                name=email_receiver_name(address), email_address=address, use_common_alert_schema=True
+                name=email_receiver_name(address),
+                email_address=pulumi.Output.secret(address) if secret_addresses else address,
+                use_common_alert_schema=True,
             )
             for address in monitoring.alert_emails
         ],
@@ -285,7 +291,11 @@ class ManagedPrometheus(PlatformComponent):
         action_group = monitor.ActionGroup(
             f"{name}-action-group",
             resource_group_name=azure.resource_group_name,
-            **action_group_args(args.platform.settings.monitoring, azure.names),
+            **action_group_args(
+                args.platform.settings.monitoring,
+                azure.names,
+                secret_addresses="alertEmails" in args.platform.secret_settings,
+            ),
             tags=azure.tags,
             opts=self.child(),
         )

@@ -18,9 +18,10 @@ import pulumi
 import pytest
 import yaml
 
+from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from offline.__main__ import main
-from offline.harness.engine import run_stack
+from offline.harness.engine import ProgramRun, run_stack
 from offline.stacks import (
     PROJECT_DIR,
     Secret,
@@ -33,6 +34,7 @@ from offline.stacks import (
 )
 
 DEV_TEXT = (PROJECT_DIR / "Pulumi.dev.yaml").read_text()
+DEV_ALERT_EMAILS = "  aks-mlops:alertEmails:\n    - ml-platform-dev@example.com   # replace with your team's address\n"
 CIPHERTEXT = "v1:Zm9vYmFyYmF6cXV4LWNpcGhlcnRleHQtbmV2ZXItcHJpbnRlZA=="
 SECRET_DEPLOYER = f"  aks-mlops:deployerObjectId:\n    secure: {CIPHERTEXT}\n"
 PLACEHOLDER_GUID = "00000000-0000-0000-0000-000000000000"
@@ -273,7 +275,7 @@ def test_a_secret_that_decides_what_is_built_is_refused_in_one_line(
     assert out.splitlines()[-1] == (
         f"  aks-mlops:{key}: [secret] is a secret (secure:), which the offline plan and checker cannot decrypt, and "
         "this setting decides what the platform builds: keep it in plain text (settings that may be secret: "
-        "deployerObjectId, adminGroupObjectIds, alertEmails)"
+        "deployerObjectId, alertEmails)"
     )
     assert CIPHERTEXT not in out
 
@@ -299,10 +301,35 @@ def test_the_checker_runs_with_a_secret_too(tmp_path: Path, capsys: pytest.Captu
     assert json.loads(out)["findings"] == [] and CIPHERTEXT not in out
 
 
-def test_secret_admin_groups_get_a_placeholder_group(tmp_path: Path) -> None:
-    """The whole list secret (`pulumi config set --secret adminGroupObjectIds '[...]'`): one placeholder group."""
+def test_secret_admin_groups_are_refused_since_each_names_a_resource(tmp_path: Path) -> None:
+    """Each admin group names its Grafana admin role assignment (`grafana-admin-<first 8 characters>`): a secret
+    there would end up in a resource name, so the settings refuse it in one line."""
     text = dev_with(f"  aks-mlops:adminGroupObjectIds:\n    secure: {CIPHERTEXT}\n")
     config = load_stack_config("dev", project(tmp_path, text))
-    assert secret_keys(config) == ["aks-mlops:adminGroupObjectIds"]
-    settings = load_settings(stack_settings_raw(config))
-    assert settings.admin_group_object_ids == ("00000000-0000-0000-0000-000000000001",)
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(stack_settings_raw(config))
+    assert excinfo.value.path == "adminGroupObjectIds"
+    assert "settings that may be secret: deployerObjectId, alertEmails" in str(excinfo.value)
+    assert CIPHERTEXT not in str(excinfo.value)
+
+
+def test_secret_settings_stay_secret_on_the_resources_they_reach(tmp_path: Path) -> None:
+    """The settings are read from the raw config, which carries no secrecy: the program marks what it passes on, so
+    a secret deployer id and secret alert addresses stay encrypted in the state (components.base.stack)."""
+    secret_emails = f"  aks-mlops:alertEmails:\n    secure: {CIPHERTEXT}\n"
+    text = dev_with(SECRET_DEPLOYER + secret_emails, replace=(DEV_ALERT_EMAILS, ""))
+    run = run_stack("dev", project_dir=project(tmp_path, text), raise_on_error=False)
+    assert run.error is None, run.error
+    deployer = run.named("platform-deployer-cluster-admin")
+    assert "principalId" in deployer.secret_inputs and deployer.inputs["principalId"] == PLACEHOLDER_GUID
+    (action_group,) = run.of_type("azure-native:monitor:ActionGroup")
+    assert "emailReceivers" in action_group.secret_inputs
+    assert [r["emailAddress"] for r in action_group.inputs["emailReceivers"]] == ["secret-1@placeholder.invalid"]
+
+
+def test_plain_settings_are_not_marked_secret(stack_runs: dict[str, ProgramRun]) -> None:
+    """The project's stacks keep them in plain text: nothing is marked secret that the stack file does not say is."""
+    run = stack_runs["dev"]
+    assert "principalId" not in run.named("platform-deployer-cluster-admin").secret_inputs
+    (action_group,) = run.of_type("azure-native:monitor:ActionGroup")
+    assert "emailReceivers" not in action_group.secret_inputs
