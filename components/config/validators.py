@@ -234,7 +234,7 @@ def iso_date(node: ConfigNode) -> dt.date:
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
-        raise node.fail("is not a date; expected YYYY-MM-DD") from None
+        raise node.fail('is not a date; expected YYYY-MM-DD (quote dates in a stack file: "2026-12-24")') from None
 
 
 # Node pool upgrade surge: a node count or a percentage (AKS upgrade settings).

@@ -26,7 +26,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ import yaml
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from offline.__main__ import main as offline_main
+from offline.stacks import StackFileLoader, stack_settings_raw
 from tests.support import crds
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -106,19 +107,6 @@ def fenced_blocks(path: Path) -> list[Block]:
 
 
 YAML_BLOCKS = [block for path in DOCS for block in fenced_blocks(path) if block.lang in ("yaml", "yml")]
-
-
-class StackFileLoader(yaml.SafeLoader):
-    """YAML as the Pulumi CLI reads stack files: YAML 1.2 booleans (`true`/`false`) only, so `yes` stays a string."""
-
-
-StackFileLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-StackFileLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
 
 
 def classify(body: str) -> str | None:
@@ -201,22 +189,6 @@ def merged(base: Any, fragment: Any) -> Any:
     return fragment
 
 
-def engine_raw(config: Mapping[str, Any]) -> dict[str, str]:
-    """The project's keys as the Pulumi engine hands them to the program: strings, objects and lists as JSON."""
-    raw = {}
-    for key, value in config.items():
-        namespace, _, name = key.partition(":")
-        if namespace != PROJECT:
-            continue
-        if isinstance(value, bool):
-            raw[name] = "true" if value else "false"
-        elif isinstance(value, dict | list):
-            raw[name] = json.dumps(value)
-        else:
-            raw[name] = str(value)
-    return raw
-
-
 def fragment_keys(body: str) -> dict[str, Any]:
     document = yaml.load(body, Loader=StackFileLoader)
     return document.get("config", document)
@@ -228,7 +200,7 @@ def load_example(stack: str, body: str) -> Any:
     config = stack_config(stack)
     for key, value in fragment_keys(body).items():
         config[key] = merged(config[key], value) if key in config else value
-    settings = load_settings(engine_raw(config))
+    settings = load_settings(stack_settings_raw(config))
     if (PROJECT_DIR / "components" / "model").is_dir():
         from components.model.platform import build_platform
 
