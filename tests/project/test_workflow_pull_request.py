@@ -15,7 +15,9 @@ from tests.support.workflows import (
     WORKFLOWS,
     RunStep,
     commands,
+    expected_policy_config,
     option,
+    policy_pack_configs,
     run_steps,
     shell_tokens,
     triggers,
@@ -35,7 +37,7 @@ def test_pull_request_matrices_cover_exactly_the_stacks() -> None:
     matrices = {
         job_id: [combo["stack"] for combo in job.matrix_combinations()]
         for job_id, job in JOBS[PULL_REQUEST].items()
-        if "stack" in job.matrix_combinations()[0]
+        if any("stack" in combo for combo in job.matrix_combinations())
     }
     assert {"offline-plan", "preview"} <= set(matrices)
     for job_id, stacks in matrices.items():
@@ -93,13 +95,24 @@ def test_preview_runs_with_diff_and_the_policy_pack_for_every_stack() -> None:
             tokens = shell_tokens(command)
             assert "--diff" in tokens, command
             assert option(tokens, "--policy-pack") == "policies", command
-            assert option(tokens, "--policy-pack-config") == f"policies/config/{stack}.json", command
+            # The stack's own config, else its environment's defaults: what the offline plan checked it with.
+            assert option(tokens, "--policy-pack-config") == expected_policy_config(stack), command
             assert option(tokens, "--stack") == stack, command
+
+
+def test_preview_takes_the_policy_config_from_the_stack_matrix() -> None:
+    runs = [run for run in PULUMI_RUNS if run.job.workflow == PULL_REQUEST]
+    assert runs
+    for run in runs:
+        assert run.matrix["policy-config"] == expected_policy_config(run.stack), run.label
+        assert policy_pack_configs(run.job, run.matrix) == {run.matrix["policy-config"]}, run.label
+        # Another value in the matrix is another value on the command line: the option is the matrix's.
+        assert policy_pack_configs(run.job, {**run.matrix, "policy-config": "elsewhere.json"}) == {"elsewhere.json"}
 
 
 def test_preview_runs_after_the_offline_checks_and_not_for_forks() -> None:
     job = JOBS[PULL_REQUEST]["preview"]
-    assert {"lint", "test", "offline-plan"} <= set(job.needs), job.needs
+    assert {"stacks", "lint", "test", "offline-plan"} <= set(job.needs), job.needs
     # A fork's pull request gets no OIDC token and no secrets: its preview would only fail.
     condition = re.sub(r"\s+", " ", str(job.data.get("if", "")))
     assert "github.event.pull_request.head.repo.full_name == github.repository" in condition, condition

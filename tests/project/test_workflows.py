@@ -7,6 +7,7 @@ their own test_workflow_*.py files.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,11 @@ from tests.support.workflows import (
     JOBS,
     LOCAL_ACTION_PREFIX,
     LOCAL_WORKFLOW_PREFIX,
+    MATRIX_FROM_OUTPUT,
     PERMISSION_LEVELS,
     PINNED_ACTION,
     ROOT,
+    STACK_MATRIX_COMMAND,
     STACKS,
     VERSION_COMMENT,
     WORKFLOW_DIR,
@@ -40,14 +43,15 @@ from tests.support.workflows import (
     call_inputs,
     called_workflows,
     commands,
+    expected_policy_config,
     input_references,
     is_reusable_only,
-    matrix_combinations,
     pinned_uses_lines,
     raw_jobs,
     raw_steps,
     referenced_paths,
     relative,
+    stack_matrix_output,
     step_id,
     triggers,
 )
@@ -373,7 +377,8 @@ def test_run_steps_reference_existing_paths(step: RunStep) -> None:
     missing = sorted(p for p in paths if not (base / p).exists() and not list(base.glob(p)))
     assert not missing, f"{step_id(step)} uses paths that do not exist: {missing}"
     for module in modules:
-        assert (base / module / "__main__.py").is_file() or (base / f"{module}.py").is_file(), module
+        folder = base / module.replace(".", "/")
+        assert (folder / "__main__.py").is_file() or folder.with_suffix(".py").is_file(), module
     for stack in stacks:
         assert (ROOT / f"Pulumi.{stack}.yaml").is_file(), f"{step_id(step)}: no Pulumi.{stack}.yaml"
 
@@ -413,20 +418,83 @@ def test_policy_pack_exists() -> None:
 
 @pytest.mark.parametrize("stack", sorted(STACKS))
 def test_policy_pack_config_exists_per_stack(stack: str) -> None:
+    """Each stack's own config, else its environment's defaults: the file the offline plan checks it with."""
     paths, _ = all_references()
-    assert f"policies/config/{stack}.json" in paths, f"no workflow passes policies/config/{stack}.json"
-    assert (ROOT / "policies" / "config" / f"{stack}.json").is_file(), f"policies/config/{stack}.json is missing"
+    expected = expected_policy_config(stack)
+    assert expected in paths, f"no workflow passes {expected}, the policy config of {stack}"
+    assert (ROOT / expected).is_file(), f"{expected} is missing"
+
+
+def stack_jobs() -> list[tuple[str, str, list[dict[str, str]]]]:
+    """(workflow, job, matrix combinations) of every job whose matrix has a `stack`."""
+    found = []
+    for name in WORKFLOWS:
+        for job_id, job in JOBS[name].items():
+            combos = job.matrix_combinations()
+            if any("stack" in combo for combo in combos):
+                found.append((name, job_id, combos))
+    return found
 
 
 def test_every_stack_matrix_covers_exactly_the_stack_files() -> None:
     assert STACKS, "no Pulumi.<stack>.yaml in the repository"
-    found = 0
-    for name in WORKFLOWS:
-        for job_id, job in JOBS[name].items():
-            combos = matrix_combinations(job.data)
-            if "stack" not in combos[0]:
-                continue
-            found += 1
-            stacks = [combo["stack"] for combo in combos]
-            assert sorted(stacks) == sorted(STACKS), f"{name}: {job_id} runs over {stacks}, files: {sorted(STACKS)}"
+    found = stack_jobs()
     assert found, "no job runs over the stacks"
+    deploy_groups: dict[str, list[str]] = {}
+    for name, job_id, combos in found:
+        stacks = [combo.get("stack") for combo in combos]
+        if name == DEPLOY.name and JOBS[name][job_id].called_workflow == PULUMI_UP.name:
+            deploy_groups[job_id] = [str(stack) for stack in stacks]
+            continue
+        assert sorted(map(str, stacks)) == sorted(STACKS), (
+            f"{name}: {job_id} runs over {stacks}, files: {sorted(STACKS)}"
+        )
+    # deploy updates the stacks in groups (non-prod, then prod): together they are every stack, each once.
+    updated = [stack for stacks in deploy_groups.values() for stack in stacks]
+    assert sorted(updated) == sorted(STACKS), f"deploy.yml updates {deploy_groups}, files: {sorted(STACKS)}"
+
+
+def test_no_workflow_lists_the_stacks() -> None:
+    """Every stack matrix is the stack matrix of the stack files, read from a job's output (`fromJSON`)."""
+    for name, job_id, _ in stack_jobs():
+        raw = raw_jobs(WORKFLOWS[name])[job_id.split("/")[0]]
+        matrix = (raw.get("strategy") or {}).get("matrix")
+        assert isinstance(matrix, str) and MATRIX_FROM_OUTPUT.fullmatch(matrix.strip()), (
+            f"{name}: {job_id}: matrix {matrix!r} lists stacks; use ${{{{ fromJSON(needs.stacks.outputs.<name>) }}}}"
+        )
+    for path in WORKFLOW_FILES:
+        for line in path.read_text().splitlines():
+            assert not re.match(r"\s*stack:\s*\[", line), f"{path.name}: a literal stack list: {line.strip()}"
+
+
+def stacks_job_ids(name: str) -> set[str]:
+    """The jobs of a workflow whose outputs other jobs' matrices read."""
+    ids: set[str] = set()
+    for raw in raw_jobs(WORKFLOWS[name]).values():
+        matrix = (raw.get("strategy") or {}).get("matrix")
+        if isinstance(matrix, str) and (found := MATRIX_FROM_OUTPUT.fullmatch(matrix.strip())):
+            ids.add(found.group(1))
+    return ids
+
+
+@pytest.mark.parametrize("name", ["pull-request.yml", "deploy.yml", "drift.yml"])
+def test_the_stacks_job_derives_the_stacks_from_the_stack_files_with_the_checkers_requirements_only(name: str) -> None:
+    assert stacks_job_ids(name) == {"stacks"}, f"{name}: the stack matrices come from {sorted(stacks_job_ids(name))}"
+    job = JOBS[name]["stacks"]
+    assert not job.needs, f"{name}: the stacks job waits for {job.needs}"
+    assert job.permissions == {"contents": "read"}, f"{name}: stacks: {job.permissions}"
+    assert job.environment({}) is None and not job.logs_in_to_azure(), f"{name}: the stacks job needs no identity"
+    assert not re.search(r"\bsecrets\.", json.dumps(job.data)), f"{name}: the stacks job reads a secret"
+    assert "strategy" not in job.data, f"{name}: the stacks job runs once"
+    scripts = [step.run for step in job.steps if step.run is not None]
+    installs = [command for script in scripts for command in commands(script, "python -m pip")]
+    assert installs == ["python -m pip install -r requirements-checker.txt"], f"{name}: stacks installs {installs}"
+    assert [STACK_MATRIX_COMMAND.fullmatch(script.strip()) is not None for script in scripts] == [False, True], (
+        f"{name}: the stacks job runs {scripts}: the install, then the stack matrix into $GITHUB_OUTPUT"
+    )
+    assert job.steps[0].uses_action("actions/checkout") and job.steps[0].with_.get("persist-credentials") is False
+    assert [step.uses.split("@")[0] for step in job.steps if step.uses] == ["actions/checkout", "actions/setup-python"]
+    # Every output is one the stack matrix prints, declared as the step's output of the same name.
+    for output in job.data.get("outputs") or {}:
+        assert stack_matrix_output(name, "stacks", output)
+    assert set(job.data.get("outputs") or {}) >= {"matrix"}, f"{name}: the stacks job has no matrix output"

@@ -14,25 +14,44 @@ The tests look at jobs as they run, with the local building blocks expanded:
   else (runs-on, environment, concurrency, env, steps) is the called job's, and the called workflow's `env` is
   merged under the job's.
 
-Run scripts are checked with the matrix and literal `env` values expanded, so `"policies/config/$STACK.json"` is
-checked once per stack of the matrix.
+Run scripts are checked with the matrix and literal `env` values expanded, so `"out/$STACK"` is checked once per
+stack of the matrix.
+
+No workflow lists the stacks: a stack job's matrix is `${{ fromJSON(needs.<job>.outputs.<name>) }}`, the output of a
+job of the same workflow that runs `python -m offline.stack_matrix >> "$GITHUB_OUTPUT"`. `matrix_combinations`
+checks that wiring and takes the value from `offline.stack_matrix.outputs` for the project folder, as the job would
+print it, so every check runs over the stacks the stack files make. Whatever reads stack files takes the project
+folder as a parameter (`project_dir`, this project by default). `simulate` plays a workflow's job-level `if:`
+conditions (`evaluate_condition`, a small evaluator of GitHub's expressions) to say which jobs run for given results.
+
+The folder the module reads (`ROOT`: workflows, actions, stack files, docs) is this project, or the copy of it named
+by the environment variable AKS_MLOPS_WORKFLOWS_PROJECT_DIR: tests/project/test_workflow_stack_matrix.py runs every
+workflow test so over a copy of the project with a stack added by its file alone.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
+import json
+import os
 import re
-from collections.abc import Iterator
+import shutil
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from offline.stacks import PROJECT_DIR
+from offline import stack_matrix
+from offline.policy_files import policy_config_file, stack_environment
+from offline.stacks import PROJECT_DIR, stack_names
 
-ROOT = PROJECT_DIR
+# The project the workflow tests read (module docstring).
+PROJECT_DIR_VARIABLE = "AKS_MLOPS_WORKFLOWS_PROJECT_DIR"
+ROOT = Path(os.environ[PROJECT_DIR_VARIABLE]).resolve() if os.environ.get(PROJECT_DIR_VARIABLE) else PROJECT_DIR
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
 ACTION_DIR = ROOT / ".github" / "actions"
 WORKFLOW_FILES = sorted([*WORKFLOW_DIR.glob("*.yml"), *WORKFLOW_DIR.glob("*.yaml")])
@@ -40,8 +59,14 @@ ACTION_FILES = sorted([*ACTION_DIR.glob("*/action.yml"), *ACTION_DIR.glob("*/act
 # The operators' guide documents the workflows (its section "CI for the project's users").
 OPERATING_GUIDE = ROOT / "docs" / "operating.md"
 
-# Stacks come from the repository, never from the tests: one per Pulumi.<stack>.yaml.
-STACKS = frozenset(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+
+def stacks_of(project_dir: Path = ROOT) -> frozenset[str]:
+    """The stacks of a project: one per Pulumi.<stack>.yaml (`offline.stacks.stack_names`)."""
+    return frozenset(stack_names(project_dir))
+
+
+# Stacks come from the repository, never from the tests.
+STACKS = stacks_of()
 
 LOCAL_ACTION_PREFIX = "./.github/actions/"
 LOCAL_WORKFLOW_PREFIX = "./.github/workflows/"
@@ -51,6 +76,11 @@ PINNED_ACTION = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 USES_LINE = re.compile(r"""^\s*(?:-\s+)?uses:\s*["']?(?P<ref>[^\s"'#]+)["']?\s*(?:#\s*(?P<comment>.*?))?\s*$""")
 VERSION_COMMENT = re.compile(r"^v\d+(?:\.\d+){0,2}$")
 MATRIX_EXPRESSION = re.compile(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}")
+# A matrix read from another job's output, and the job output a step's output becomes.
+MATRIX_FROM_OUTPUT = re.compile(r"\$\{\{\s*fromJSON\(\s*needs\.([\w-]+)\.outputs\.([\w-]+)\s*\)\s*\}\}")
+STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}")
+# The one command a stacks job runs to make its outputs.
+STACK_MATRIX_COMMAND = re.compile(r"python3? -m offline\.stack_matrix >> \"?\$\{?GITHUB_OUTPUT\}?\"?")
 INPUT_EXPRESSION = re.compile(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}")
 CONTEXT_VALUE = re.compile(r"\$\{\{\s*(vars|secrets)\.\w+\s*\}\}")
 CLIENT_SECRET = re.compile(r"client[-_]?secret", re.IGNORECASE)
@@ -81,6 +111,15 @@ ACTION_PATHS = {f"{LOCAL_ACTION_PREFIX}{path.parent.name}": path for path in ACT
 
 def relative(path: Path) -> str:
     return str(path.relative_to(ROOT))
+
+
+def expected_policy_config(stack: str, project_dir: Path = ROOT) -> str:
+    """The policy config the offline plan checks the stack with (`offline.policy_files`: its own
+    `policies/config/<stack>.json`, else its environment's defaults), relative to the project: what its
+    `--policy-pack-config` must be in CI."""
+    chosen = policy_config_file(stack, stack_environment(stack, project_dir), project_dir / "policies" / "config")
+    # The defaults are named in this project's folder, whichever project the stack belongs to.
+    return chosen.relative_to(project_dir if chosen.is_relative_to(project_dir) else PROJECT_DIR).as_posix()
 
 
 # --- raw files -------------------------------------------------------------------------------------------
@@ -285,8 +324,8 @@ class Job:
     def index_of(self, step: Step) -> int:
         return next(i for i, s in enumerate(self.steps) if s is step)
 
-    def matrix_combinations(self) -> list[dict[str, str]]:
-        return matrix_combinations(self.data)
+    def matrix_combinations(self, project_dir: Path = ROOT) -> list[dict[str, str]]:
+        return matrix_combinations(self.data, self.workflow, project_dir)
 
     def environment(self, matrix: dict[str, str]) -> str | None:
         environment = self.data.get("environment")
@@ -356,15 +395,103 @@ def called_workflows() -> set[str]:
 # --- matrix, env and scripts -----------------------------------------------------------------------------
 
 
-def matrix_combinations(job: dict[str, Any]) -> list[dict[str, str]]:
+def stack_matrix_output(workflow: str, job_id: str, output: str, project_dir: Path = ROOT) -> str:
+    """`needs.<job_id>.outputs.<output>` of `workflow` as GitHub hands it over: the job must declare the output as its
+    step's output, and that step must run `python -m offline.stack_matrix >> "$GITHUB_OUTPUT"` at the repository's
+    root; the value is what that command prints for the project (`offline.stack_matrix.outputs`)."""
+    where = f"{workflow}: needs.{job_id}.outputs.{output}"
+    jobs = raw_jobs(WORKFLOWS[workflow])
+    assert job_id in jobs, f"{where}: no job {job_id}"
+    declared = str((jobs[job_id].get("outputs") or {}).get(output, ""))
+    step_output = STEP_OUTPUT.fullmatch(declared.strip())
+    assert step_output, f"{where}: the job declares no output {output}: ${{{{ steps.<id>.outputs.{output} }}}}"
+    step_id, name = step_output.groups()
+    assert name == output, f"{where}: declared as the step output {name}"
+    steps = [step for step in raw_steps(jobs[job_id]) if step.get("id") == step_id]
+    assert len(steps) == 1, f"{where}: {len(steps)} steps with id {step_id}"
+    step = steps[0]
+    assert STACK_MATRIX_COMMAND.fullmatch(str(step.get("run", "")).strip()), (
+        f'{where}: step {step_id} must run `python -m offline.stack_matrix >> "$GITHUB_OUTPUT"`: {step.get("run")!r}'
+    )
+    assert "working-directory" not in step, f"{where}: the stack matrix runs at the repository's root"
+    values = stack_matrix_outputs(project_dir.resolve())
+    assert output in values, f"{where}: offline.stack_matrix prints no {output} (it prints {sorted(values)})"
+    return values[output]
+
+
+@functools.cache
+def stack_matrix_outputs(project_dir: Path) -> Mapping[str, str]:
+    return stack_matrix.outputs(project_dir)
+
+
+def evaluated_matrix(job: dict[str, Any], workflow: str | None, project_dir: Path = ROOT) -> Any:
+    """The job's `strategy.matrix`: a literal mapping, or the stack matrix read with `fromJSON` from the output of a job
+    of the same workflow it needs."""
     matrix = (job.get("strategy") or {}).get("matrix")
+    if not isinstance(matrix, str):
+        return matrix
+    found = MATRIX_FROM_OUTPUT.fullmatch(matrix.strip())
+    assert found, f"matrix {matrix!r}: a literal mapping, or ${{{{ fromJSON(needs.<job>.outputs.<name>) }}}}"
+    producer, output = found.groups()
+    assert workflow is not None, f"matrix {matrix!r}: which workflow's job {producer}?"
+    assert producer in as_list(job.get("needs")), (
+        f"{workflow}: the matrix reads needs.{producer}, not a need of the job"
+    )
+    value = json.loads(stack_matrix_output(workflow, producer, output, project_dir))
+    assert isinstance(value, dict), f"{workflow}: {matrix} is no mapping: {value!r}"
+    return value
+
+
+def matrix_value(value: Any) -> str:
+    """A matrix value as an expression shows it (`${{ matrix.x }}`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    assert isinstance(value, str | int | float), f"matrix value {value!r}: only strings, numbers and booleans"
+    return str(value)
+
+
+def matrix_combinations(
+    job: dict[str, Any], workflow: str | None = None, project_dir: Path = ROOT
+) -> list[dict[str, str]]:
+    """The job's matrix combinations as GitHub expands them: the product of the axes less `exclude`, and each `include`
+    entry added to every combination whose original values it does not change, else as a combination of its own.
+    `[{}]` for a job without a matrix; `[]` for a matrix without any combination (which GitHub refuses to run: the
+    job must be skipped, `simulate` checks that)."""
+    matrix = evaluated_matrix(job, workflow, project_dir)
     if not matrix:
         return [{}]
+    assert isinstance(matrix, dict), f"matrix {matrix!r} is no mapping"
     axes = {key: values for key, values in matrix.items() if key not in ("include", "exclude")}
     for key, values in axes.items():
         assert isinstance(values, list), f"matrix.{key} must be a literal list to be checked"
+    include, exclude = matrix.get("include") or [], matrix.get("exclude") or []
+    assert isinstance(include, list) and isinstance(exclude, list), f"matrix include/exclude must be lists: {matrix}"
     keys = sorted(axes)
-    return [dict(zip(keys, map(str, combo), strict=True)) for combo in itertools.product(*(axes[k] for k in keys))]
+    combos = (
+        [
+            dict(zip(keys, map(matrix_value, combo), strict=True))
+            for combo in itertools.product(*(axes[k] for k in keys))
+        ]
+        if keys
+        else []
+    )
+    excluded = [{key: matrix_value(value) for key, value in entry.items()} for entry in exclude]
+    combos = [combo for combo in combos if not any(entry.items() <= combo.items() for entry in excluded)]
+    originals = [dict(combo) for combo in combos]
+    added: list[dict[str, str]] = []
+    for entry in include:
+        assert isinstance(entry, dict), f"matrix include entry {entry!r} is no mapping"
+        values = {key: matrix_value(value) for key, value in entry.items()}
+        targets = [
+            combo
+            for combo, original in zip(combos, originals, strict=True)
+            if all(original[key] == value for key, value in values.items() if key in original)
+        ]
+        for combo in targets:
+            combo.update(values)
+        if not targets:
+            added.append(values)
+    return combos + added
 
 
 def substitute_matrix(text: str, matrix: dict[str, str]) -> str:
@@ -421,9 +548,9 @@ def run_steps_of(job: Job, matrix: dict[str, str]) -> Iterator[RunStep]:
         )
 
 
-def run_steps(name: str) -> Iterator[RunStep]:
+def run_steps(name: str, project_dir: Path = ROOT) -> Iterator[RunStep]:
     for job in JOBS[name].values():
-        for matrix in job.matrix_combinations():
+        for matrix in job.matrix_combinations(project_dir):
             yield from run_steps_of(job, matrix)
 
 
@@ -506,11 +633,11 @@ class PulumiRun:
         return [c for step in self.run_steps for c in commands(step.script, f"pulumi {operation}")]
 
 
-def pulumi_runs(names: list[str] | None = None) -> list[PulumiRun]:
+def pulumi_runs(names: list[str] | None = None, project_dir: Path = ROOT) -> list[PulumiRun]:
     found: list[PulumiRun] = []
     for name in names if names is not None else ENTRY_WORKFLOWS:
         for job in JOBS[name].values():
-            for matrix in job.matrix_combinations():
+            for matrix in job.matrix_combinations(project_dir):
                 steps = list(run_steps_of(job, matrix))
                 pulumi = [s for s in steps if commands(s.script, "pulumi preview") or commands(s.script, "pulumi up")]
                 if not pulumi:
@@ -528,6 +655,266 @@ def pulumi_runs(names: list[str] | None = None) -> list[PulumiRun]:
 
 
 PULUMI_RUNS = pulumi_runs()
+
+
+def policy_pack_configs(job: Job, matrix: dict[str, str]) -> set[str | None]:
+    """Every `--policy-pack-config` of the job's pulumi preview/up commands for one matrix combination."""
+    return {
+        option(shell_tokens(command), "--policy-pack-config")
+        for step in run_steps_of(job, matrix)
+        for operation in ("preview", "up")
+        for command in commands(step.script, f"pulumi {operation}")
+    }
+
+
+# --- projects with other stacks ------------------------------------------------------------------------------
+
+# What a copy of the project leaves out: environments, caches, reports and version control.
+NOT_COPIED = (".git", ".venv", "venv", "out", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache")
+
+
+def copy_project(destination: Path, source: Path = ROOT) -> Path:
+    """A copy of the project's files (no virtualenvs, caches, reports or .git) at `destination`."""
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns(*NOT_COPIED), symlinks=True)
+    return destination
+
+
+def add_stack(project: Path, stack: str, environment: str, template: Path | None = None) -> Path:
+    """`Pulumi.<stack>.yaml` in `project`: a copy of `template` (the project's `Pulumi.dev.yaml`) with
+    `aks-mlops:environment` set to `environment`, as docs/operating.md's "Adding a stack" starts one."""
+    template = template or project / "Pulumi.dev.yaml"
+    text = template.read_text()
+    key = re.compile(r"^(\s*aks-mlops:environment:\s*)\S+[ \t]*$", re.M)
+    assert len(key.findall(text)) == 1, f"{template.name} sets aks-mlops:environment once"
+    path = project / f"Pulumi.{stack}.yaml"
+    path.write_text(key.sub(lambda match: f"{match.group(1)}{environment}", text))
+    return path
+
+
+# --- job conditions ---------------------------------------------------------------------------------------
+
+# GitHub's expression syntax, as far as job-level `if:` conditions of these workflows use it.
+EXPRESSION_TOKEN = re.compile(
+    r"\s*(?:(?P<string>'(?:[^']|'')*')|(?P<op>&&|\|\||==|!=|!|\(|\)|,)"
+    r"|(?P<word>[A-Za-z_][\w.-]*(?:\.\*)?(?:\.[\w-]+)*))"
+)
+STATUS_FUNCTIONS = frozenset({"success", "failure", "cancelled", "always"})
+
+
+@dataclass
+class ConditionContext:
+    """What a job-level condition can read: the results and outputs of the jobs it needs (and of their ancestors, for
+    success() and failure()), whether the run was cancelled, and `github.*` values."""
+
+    needs: list[str]
+    ancestors: list[str]
+    results: dict[str, str]
+    outputs: dict[str, dict[str, str]]
+    cancelled: bool = False
+    github: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate_condition(condition: Any, context: ConditionContext) -> bool:
+    """A job's `if:` as GitHub evaluates it: `${{ }}` optional, an implicit `success() &&` unless the condition calls
+    a status function (success, failure, cancelled, always); `!`, `&&`, `||`, `==` and `!=` (strings compared
+    ignoring case), parentheses, string literals, `needs.<job>.result`, `needs.<job>.outputs.<name>`, `github.*`."""
+    if condition is None or condition == "":
+        condition = "success()"
+    text = str(condition).strip()
+    if text.startswith("${{") and text.endswith("}}"):
+        text = text[3:-2]
+    tokens = expression_tokens(text)
+    if not any(kind == "word" and value in STATUS_FUNCTIONS for kind, value in tokens):
+        tokens = [("word", "success"), ("op", "("), ("op", ")"), ("op", "&&"), ("op", "("), *tokens, ("op", ")")]
+    parser = _ConditionParser(tokens, context)
+    value = parser.disjunction()
+    assert parser.at_end(), f"{condition!r}: cannot read past token {parser.position}"
+    return truthy(value)
+
+
+def expression_tokens(text: str) -> list[tuple[str, str]]:
+    tokens: list[tuple[str, str]] = []
+    position = 0
+    while text[position:].strip():
+        match = EXPRESSION_TOKEN.match(text, position)
+        assert match, f"{text!r}: no expression at {text[position:]!r}"
+        kind = next(name for name in ("string", "op", "word") if match.group(name) is not None)
+        tokens.append((kind, match.group(kind)))
+        position = match.end()
+    return tokens
+
+
+def truthy(value: Any) -> bool:
+    return value not in (None, False, "", 0)
+
+
+def loosely_equal(left: Any, right: Any) -> bool:
+    if isinstance(left, str) and isinstance(right, str):
+        return left.casefold() == right.casefold()
+    return bool(left == right)
+
+
+class _ConditionParser:
+    """Recursive descent over the tokens: `||` below `&&` below `==`/`!=` below `!`."""
+
+    def __init__(self, tokens: list[tuple[str, str]], context: ConditionContext) -> None:
+        self.tokens, self.context, self.position = tokens, context, 0
+
+    def at_end(self) -> bool:
+        return self.position == len(self.tokens)
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.position] if not self.at_end() else None
+
+    def take(self, op: str | None = None) -> tuple[str, str]:
+        token = self.peek()
+        assert token is not None, "the expression ends too early"
+        assert op is None or token == ("op", op), f"expected {op!r}, found {token[1]!r}"
+        self.position += 1
+        return token
+
+    def disjunction(self) -> Any:
+        value = self.conjunction()
+        while self.peek() == ("op", "||"):
+            self.take()
+            right = self.conjunction()
+            value = value if truthy(value) else right
+        return value
+
+    def conjunction(self) -> Any:
+        value = self.comparison()
+        while self.peek() == ("op", "&&"):
+            self.take()
+            right = self.comparison()
+            value = right if truthy(value) else value
+        return value
+
+    def comparison(self) -> Any:
+        value = self.unary()
+        while self.peek() in (("op", "=="), ("op", "!=")):
+            _, op = self.take()
+            right = self.unary()
+            value = loosely_equal(value, right) == (op == "==")
+        return value
+
+    def unary(self) -> Any:
+        if self.peek() == ("op", "!"):
+            self.take()
+            return not truthy(self.unary())
+        return self.primary()
+
+    def primary(self) -> Any:
+        kind, value = self.take()
+        if (kind, value) == ("op", "("):
+            inner = self.disjunction()
+            self.take(")")
+            return inner
+        if kind == "string":
+            return value[1:-1].replace("''", "'")
+        assert kind == "word", f"unexpected {value!r}"
+        if self.peek() == ("op", "("):
+            return self.call(value)
+        literals: dict[str, Any] = {"true": True, "false": False, "null": None}
+        if value in literals:
+            return literals[value]
+        return self.reference(value)
+
+    def call(self, name: str) -> Any:
+        self.take("(")
+        arguments: list[Any] = []
+        while self.peek() != ("op", ")"):
+            arguments.append(self.disjunction())
+            if self.peek() == ("op", ","):
+                self.take()
+        self.take(")")
+        context = self.context
+        if name == "always":
+            return True
+        if name == "cancelled":
+            return context.cancelled
+        if name == "success":
+            return not context.cancelled and all(context.results[job] == "success" for job in context.ancestors)
+        if name == "failure":
+            return any(context.results[job] == "failure" for job in context.ancestors)
+        if name == "contains":
+            haystack, needle = arguments
+            if isinstance(haystack, list):
+                return any(loosely_equal(item, needle) for item in haystack)
+            return str(needle).casefold() in str(haystack).casefold()
+        raise AssertionError(f"function {name}() is not evaluated here")
+
+    def reference(self, path: str) -> Any:
+        parts = path.split(".")
+        if parts[0] == "github":
+            value: Any = self.context.github
+            for part in parts[1:]:
+                assert isinstance(value, dict) and part in value, f"{path}: not given to the condition"
+                value = value[part]
+            return value
+        assert parts[0] == "needs" and len(parts) >= 3, f"{path}: only needs.* and github.* are evaluated here"
+        job = parts[1]
+        assert job in self.context.needs, f"{path}: {job} is not a need of the job (GitHub reads it as null)"
+        if parts[2:] == ["result"]:
+            return self.context.results[job]
+        assert parts[2] == "outputs" and len(parts) == 4, f"{path}: only result and outputs.<name>"
+        return self.context.outputs.get(job, {}).get(parts[3], "")
+
+
+def runs_stack_matrix(job: dict[str, Any]) -> bool:
+    return any(STACK_MATRIX_COMMAND.fullmatch(str(step.get("run", "")).strip()) for step in raw_steps(job))
+
+
+def ancestors_of(jobs: Mapping[str, dict[str, Any]], job_id: str) -> list[str]:
+    found: list[str] = []
+    pending = [str(need) for need in as_list(jobs[job_id].get("needs"))]
+    while pending:
+        need = pending.pop()
+        if need not in found:
+            found.append(need)
+            pending += [str(n) for n in as_list(jobs[need].get("needs"))]
+    return found
+
+
+def simulate(
+    workflow: str,
+    outcomes: Mapping[str, str] | None = None,
+    project_dir: Path = ROOT,
+    github: dict[str, Any] | None = None,
+) -> dict[str, str]:
+    """Each job's result when the workflow runs for the project: `skipped` where its `if:` is false, else its outcome
+    (`success` unless `outcomes` says `failure` or `cancelled`). Job outputs are the stack matrix's
+    (`stack_matrix_output`) for a job that ran. A job that runs must have at least one matrix combination: GitHub
+    refuses an empty matrix, so a job over a group that can be empty must be skipped by its `if:`."""
+    jobs = raw_jobs(WORKFLOWS[workflow])
+    results: dict[str, str] = {}
+    outputs: dict[str, dict[str, str]] = {}
+    pending = list(jobs)
+    while pending:
+        ready = [
+            job_id for job_id in pending if all(str(need) in results for need in as_list(jobs[job_id].get("needs")))
+        ]
+        assert ready, f"{workflow}: the needs of {pending} form a cycle"
+        for job_id in ready:
+            pending.remove(job_id)
+            job = jobs[job_id]
+            context = ConditionContext(
+                needs=[str(need) for need in as_list(job.get("needs"))],
+                ancestors=ancestors_of(jobs, job_id),
+                results=results,
+                outputs=outputs,
+                github=github or {},
+            )
+            if not evaluate_condition(job.get("if"), context):
+                results[job_id] = "skipped"
+                continue
+            combinations = matrix_combinations(job, workflow, project_dir)
+            assert combinations, f"{workflow}: job {job_id} runs with an empty matrix, which GitHub refuses"
+            results[job_id] = (outcomes or {}).get(job_id, "success")
+            if results[job_id] == "success" and runs_stack_matrix(job):
+                outputs[job_id] = {
+                    name: stack_matrix_output(workflow, job_id, name, project_dir) for name in job["outputs"]
+                }
+    return results
 
 
 # --- the operators' guide -------------------------------------------------------------------------------
