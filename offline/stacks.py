@@ -50,6 +50,8 @@ from __future__ import annotations
 import base64
 import binascii
 import calendar
+import copy
+import functools
 import json
 import math
 import re
@@ -432,23 +434,31 @@ def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, 
     path = project_dir / f"Pulumi.{stack}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"no stack file {path.name}; stacks: {', '.join(stack_files(project_dir))}")
-    document, config_line = _read_stack_file(path)
+    if not path.is_file():
+        raise StackFileError(f"{path.name}: is not a regular file")
+    # A copy: callers edit what they get (overrides), and the parse of these bytes is kept for the next caller.
+    return copy.deepcopy(_parsed_stack_config(path.name, path.read_bytes()))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_stack_config(file_name: str, content: bytes) -> dict[str, Any]:
+    """The config of a stack file's content. Kept by content, not by path, so an edited file is read again: the
+    tests and the offline plan read the same few files hundreds of times, and the pure-Python parse is the cost."""
+    document, config_line = _read_stack_file(file_name, content)
     config = document.get("config")
     if config is None:
         return {}
     try:
         return {_go_key(key): _as_config_value(value, _go_key(key), ()) for key, value in config.items()}
     except RecursionError:
-        raise StackFileError(f"{path.name}: line {config_line}: an alias refers to itself") from None
+        raise StackFileError(f"{file_name}: line {config_line}: an alias refers to itself") from None
     except StackFileError as error:
-        raise StackFileError(f"{path.name}: {error}") from None
+        raise StackFileError(f"{file_name}: {error}") from None
 
 
-def _read_stack_file(path: Path) -> tuple[dict[str, Any], int]:
+def _read_stack_file(file_name: str, content: bytes) -> tuple[dict[str, Any], int]:
     """The stack file's document (a mapping whose `config` is a mapping or absent) and the line of its `config`."""
-    if not path.is_file():
-        raise StackFileError(f"{path.name}: is not a regular file")
-    loader = StackFileLoader(path.read_bytes())
+    loader = StackFileLoader(content)
     try:
         # go-yaml's Unmarshal reads the first document only.
         node = loader.get_node() if loader.check_node() else None
@@ -457,26 +467,26 @@ def _read_stack_file(path: Path) -> tuple[dict[str, Any], int]:
         _refuse_duplicate_keys(node)
         if not isinstance(node, yaml.MappingNode):
             raise StackFileError(
-                f"{path.name}: line {node.start_mark.line + 1}: a stack file is a mapping (config: ...), "
+                f"{file_name}: line {node.start_mark.line + 1}: a stack file is a mapping (config: ...), "
                 f"not {_kind(node)}"
             )
         config_node = next((value for key, value in node.value if key.value == "config"), None)
         null = config_node is not None and config_node.tag == _GO_PLAIN_TAG and config_node.value in _GO_NULLS
         if config_node is not None and not isinstance(config_node, yaml.MappingNode) and not null:
             raise StackFileError(
-                f"{path.name}: line {config_node.start_mark.line + 1}: config is a mapping of keys to values, "
+                f"{file_name}: line {config_node.start_mark.line + 1}: config is a mapping of keys to values, "
                 f"not {_kind(config_node)}"
             )
         document = loader.construct_document(node)
         return document, config_node.start_mark.line + 1 if config_node is not None else 1
     except yaml.MarkedYAMLError as error:
-        raise StackFileError(f"{path.name}: {describe_yaml_error(error)}") from None
+        raise StackFileError(f"{file_name}: {describe_yaml_error(error)}") from None
     except yaml.reader.ReaderError as error:
-        raise StackFileError(f"{path.name}: {describe_reader_error(error)}") from None
+        raise StackFileError(f"{file_name}: {describe_reader_error(error)}") from None
     except yaml.YAMLError as error:
-        raise StackFileError(f"{path.name}: is not valid YAML: {' '.join(str(error).split())}") from None
+        raise StackFileError(f"{file_name}: is not valid YAML: {' '.join(str(error).split())}") from None
     except RecursionError:
-        raise StackFileError(f"{path.name}: is nested too deeply to read") from None
+        raise StackFileError(f"{file_name}: is nested too deeply to read") from None
     finally:
         loader.dispose()
 

@@ -333,3 +333,22 @@ def test_plain_settings_are_not_marked_secret(stack_runs: dict[str, ProgramRun])
     assert "principalId" not in run.named("platform-deployer-cluster-admin").secret_inputs
     (action_group,) = run.of_type("azure-native:monitor:ActionGroup")
     assert "emailReceivers" not in action_group.secret_inputs
+
+
+# --- reading a file again --------------------------------------------------------------------------------------------
+
+
+def test_an_edited_stack_file_is_read_again_and_a_caller_edits_only_its_copy(tmp_path: Path) -> None:
+    """The parse of a file's content is kept (offline.stacks `_parsed_stack_config`): an edit in place, even within
+    one clock tick and to the same length, is read, and what one caller changes reaches no other."""
+    folder = project(tmp_path, dev_with(replace=("aks-mlops:location: westeurope", "aks-mlops:location: eastus2")))
+    first = load_stack_config("dev", folder)
+    assert first["aks-mlops:location"] == "eastus2"
+    first["aks-mlops:location"] = "changed by a caller"
+    first["aks-mlops:gpuPools"][0]["name"] = "changed by a caller"
+    again = load_stack_config("dev", folder)
+    assert (again["aks-mlops:location"], again["aks-mlops:gpuPools"][0]["name"]) == ("eastus2", "t4spot")
+    (folder / "Pulumi.dev.yaml").write_text(
+        dev_with(replace=("aks-mlops:location: westeurope", "aks-mlops:location: westus3"))
+    )
+    assert load_stack_config("dev", folder)["aks-mlops:location"] == "westus3"
