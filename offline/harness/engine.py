@@ -9,8 +9,10 @@ and later the policy checks all use this one harness.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import runpy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,6 +151,21 @@ class CapturingMonitor(mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the duration, as it was afterwards. A program run has the Pulumi SDK
+    create tens of thousands of short-lived futures and outputs, and the collector scanning them again and again was
+    half of a run's time (prod: 1.6 s a run with it, 0.8 s without; a few MB of cycles left for the next collection
+    to free)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def run_program(
     program: Callable[[], None], config: Mapping[str, Any], stack: str = "test", *, raise_on_error: bool = True
 ) -> ProgramRun:
@@ -182,7 +199,8 @@ def run_program(
 
     error: BaseException | None = None
     try:
-        _sync_await(run_pulumi_func(run))
+        with collector_paused():
+            _sync_await(run_pulumi_func(run))
         if monitor.duplicate_urns:
             raise DuplicateUrnError(
                 f"Duplicate resource URN '{monitor.duplicate_urns[0]}'; try giving it a unique name"

@@ -40,7 +40,7 @@ from pulumi.runtime import proto, rpc
 from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from offline.harness.engine import CapturedResource, ProgramRun
+from offline.harness.engine import CapturedResource, ProgramRun, collector_paused
 from offline.policy_files import CONFIG_DIR, POLICY_DIR, policy_config_file, stack_environment
 from offline.stacks import PROJECT_DIR
 
@@ -297,47 +297,58 @@ def _options(resource: CapturedResource) -> Any:
     )
 
 
-def _provider(resource: CapturedResource, by_urn: Mapping[str, CapturedResource]) -> Any:
-    """The resource's provider (`urn::id` reference) as the engine hands it along, its inputs secrets included."""
-    provider = by_urn.get(resource.provider.rsplit("::", 1)[0]) if resource.provider else None
-    if provider is None:
-        return None
-    return proto.AnalyzerProviderResource(
-        type=provider.type,
-        properties=serialized(provider.inputs, provider.secret_inputs),
-        urn=provider.urn,
-        name=provider.name,
-    )
+class AnalyzerRequests:
+    """The engine's requests to the analyzer for one set of resources. Each resource's properties are serialized
+    once: every Analyze request also carries the resource's provider, and AnalyzeStack carries every resource again,
+    so a run would otherwise serialize each provider once per resource it serves."""
 
+    def __init__(self, resources: Sequence[CapturedResource]) -> None:
+        self.by_urn = {resource.urn: resource for resource in resources}
+        self._properties: dict[str, struct_pb2.Struct] = {}
 
-def analyze_request(resource: CapturedResource, by_urn: Mapping[str, CapturedResource]) -> Any:
-    return proto.AnalyzeRequest(
-        type=resource.type,
-        properties=serialized(resource.inputs, resource.secret_inputs),
-        urn=resource.urn,
-        name=resource.name,
-        options=_options(resource),
-        provider=_provider(resource, by_urn),
-    )
+    def properties(self, resource: CapturedResource) -> struct_pb2.Struct:
+        if resource.urn not in self._properties:
+            self._properties[resource.urn] = serialized(resource.inputs, resource.secret_inputs)
+        return self._properties[resource.urn]
 
+    def provider(self, resource: CapturedResource) -> Any:
+        """The resource's provider (`urn::id` reference) as the engine hands it along, its inputs secrets
+        included."""
+        provider = self.by_urn.get(resource.provider.rsplit("::", 1)[0]) if resource.provider else None
+        if provider is None:
+            return None
+        return proto.AnalyzerProviderResource(
+            type=provider.type, properties=self.properties(provider), urn=provider.urn, name=provider.name
+        )
 
-def analyze_stack_request(resources: Sequence[CapturedResource]) -> Any:
-    by_urn = {resource.urn: resource for resource in resources}
-    return proto.AnalyzeStackRequest(
-        resources=[
-            proto.AnalyzerResource(
-                type=resource.type,
-                properties=serialized(resource.inputs, resource.secret_inputs),
-                urn=resource.urn,
-                name=resource.name,
-                options=_options(resource),
-                provider=_provider(resource, by_urn),
-                parent=resource.parent,
-                dependencies=list(resource.dependencies),
-            )
-            for resource in resources
-        ]
-    )
+    def analyze(self, resource: CapturedResource) -> Any:
+        """The `AnalyzeRequest` of one resource."""
+        return proto.AnalyzeRequest(
+            type=resource.type,
+            properties=self.properties(resource),
+            urn=resource.urn,
+            name=resource.name,
+            options=_options(resource),
+            provider=self.provider(resource),
+        )
+
+    def analyze_stack(self) -> Any:
+        """The `AnalyzeStackRequest` of every resource."""
+        return proto.AnalyzeStackRequest(
+            resources=[
+                proto.AnalyzerResource(
+                    type=resource.type,
+                    properties=self.properties(resource),
+                    urn=resource.urn,
+                    name=resource.name,
+                    options=_options(resource),
+                    provider=self.provider(resource),
+                    parent=resource.parent,
+                    dependencies=list(resource.dependencies),
+                )
+                for resource in self.by_urn.values()
+            ]
+        )
 
 
 def violations_of(response: Any, resource: str | None, stack: set[str] | None = None) -> list[Violation]:
@@ -362,15 +373,17 @@ def analyze(
     the analyzer's `Configure`, `Analyze` (each resource) and `AnalyzeStack`."""
     servicer = analyzer()
     configure(servicer, config)
-    by_urn = {resource.urn: resource for resource in resources}
+    requests = AnalyzerRequests(resources)
     violations: list[Violation] = []
-    if resource_rules:
-        for resource in resources:
-            response = servicer.Analyze(analyze_request(resource, by_urn), None)
-            violations += violations_of(response, resource.urn)
-    if stack_rules:
-        response = servicer.AnalyzeStack(analyze_stack_request(resources), None)
-        violations += violations_of(response, None, set(by_urn))
+    # The analyzer turns every request back into dicts and proxies: as a program run, mostly short-lived objects.
+    with collector_paused():
+        if resource_rules:
+            for resource in resources:
+                response = servicer.Analyze(requests.analyze(resource), None)
+                violations += violations_of(response, resource.urn)
+        if stack_rules:
+            response = servicer.AnalyzeStack(requests.analyze_stack(), None)
+            violations += violations_of(response, None, set(requests.by_urn))
     # In a stable order, whatever order the program registered its resources in.
     return sorted(violations, key=lambda v: (v.policy, v.resource or "", v.message))
 

@@ -24,10 +24,9 @@ from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 
 from offline.harness.engine import ProgramRun
 from offline.plan.policy import (
+    AnalyzerRequests,
     Violation,
     analyze,
-    analyze_request,
-    analyze_stack_request,
     check,
     configure_request,
     load_policy_config,
@@ -177,15 +176,15 @@ def test_secret_inputs_reach_the_analyzer_as_secrets(stack_runs: dict[str, Progr
     """The Kubernetes provider's kubeconfig is a secret input: the analyzer gets it as a secret, on the provider's
     own request and as the provider of every Kubernetes resource (analyzer_plugin.go `KeepSecrets`)."""
     run = stack_runs["dev"]
-    by_urn = {resource.urn: resource for resource in run.resources}
+    requests = AnalyzerRequests(run.resources)
     provider = run.named("platform-k8s")
     assert provider.secret_inputs == {"kubeconfig"}
-    assert is_secret(analyze_request(provider, by_urn).properties["kubeconfig"])
-    namespace = analyze_request(run.named("team-a-namespace"), by_urn)
+    assert is_secret(requests.analyze(provider).properties["kubeconfig"])
+    namespace = requests.analyze(run.named("team-a-namespace"))
     assert namespace.provider.urn == provider.urn
     assert is_secret(namespace.provider.properties["kubeconfig"])
     assert SPECIAL_SIG_KEY not in namespace.properties["metadata"]
-    stack_request = analyze_stack_request(run.resources)
+    stack_request = requests.analyze_stack()
     served = next(r for r in stack_request.resources if r.urn == provider.urn)
     assert is_secret(served.properties["kubeconfig"])
 
@@ -197,7 +196,7 @@ def test_a_rule_decides_on_a_secret_input_by_its_value(stack_runs: dict[str, Pro
     setting(CLUSTER, "disableLocalAccounts", False)(policy_stack)
     cluster = policy_stack.named(CLUSTER)
     cluster.secret_inputs = frozenset({"disableLocalAccounts"})
-    request = analyze_request(cluster, policy_stack.by_urn)
+    request = AnalyzerRequests(policy_stack.resources).analyze(cluster)
     assert is_secret(request.properties["disableLocalAccounts"])
     violations = analyze(policy_stack.resources, only(LOCAL_ACCOUNTS, load_policy_config("dev")), stack_rules=False)
     assert summary(violations) == [(LOCAL_ACCOUNTS, "mandatory", CLUSTER)]
@@ -209,7 +208,7 @@ def test_a_rule_decides_on_a_secret_input_by_its_value(stack_runs: dict[str, Pro
 def test_unknown_values_go_over_as_the_engines_unknown_sentinel(stack_runs: dict[str, ProgramRun]) -> None:
     policy_stack = PolicyStack("dev", stack_runs)
     setting(CLUSTER, "dnsPrefix", UNKNOWN)(policy_stack)
-    request = analyze_request(policy_stack.named(CLUSTER), policy_stack.by_urn)
+    request = AnalyzerRequests(policy_stack.resources).analyze(policy_stack.named(CLUSTER))
     assert request.properties["dnsPrefix"] == rpc.UNKNOWN == "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
@@ -300,7 +299,7 @@ def test_an_unknown_fact_a_stack_rule_looks_up_leaves_it_undecided(stack_runs: d
 def test_protect_and_ignore_changes_reach_the_analyzer_as_options(stack_runs: dict[str, ProgramRun]) -> None:
     policy_stack = PolicyStack("prod", stack_runs)
     options("a100-pool", ignore_changes=[], protect=True)(policy_stack)
-    request = analyze_request(policy_stack.named("a100-pool"), policy_stack.by_urn)
+    request = AnalyzerRequests(policy_stack.resources).analyze(policy_stack.named("a100-pool"))
     assert (request.options.protect, list(request.options.ignoreChanges)) == (True, [])
     assert request.options.HasField("customTimeouts")
 
@@ -349,10 +348,11 @@ def test_the_served_pack_answers_as_the_offline_analyzer(served_pack: Any, stack
     info = served_pack.GetAnalyzerInfo(empty_pb2.Empty())
     assert [policy.name for policy in info.policies] == [policy.name for policy in ALL_POLICIES]
     served_pack.Configure(configure_request(reconcile(info, config)))
+    requests = AnalyzerRequests(resources)
     served: list[Violation] = []
     for resource in resources:
-        served += violations_of(served_pack.Analyze(analyze_request(resource, policy_stack.by_urn)), resource.urn)
-    served += violations_of(served_pack.AnalyzeStack(analyze_stack_request(resources)), None, set(policy_stack.by_urn))
+        served += violations_of(served_pack.Analyze(requests.analyze(resource)), resource.urn)
+    served += violations_of(served_pack.AnalyzeStack(requests.analyze_stack()), None, set(requests.by_urn))
     served.sort(key=lambda v: (v.policy, v.resource or "", v.message))
 
     offline = analyze(resources, config)
