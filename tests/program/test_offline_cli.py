@@ -1,8 +1,8 @@
 """`python -m offline <stack>`: the offline run a fresh machine can do without cloud access.
 
-The command's `main` runs in-process (its output read with `capsys`); one test spawns the real
-`python -m offline` to prove the module works as a command, with its exit status and output. In-process
-runs leave logging alone: pytest's logging plugin keeps handlers on the root logger, so the
+The command's `main` runs in-process (the session's plans of tests/support/plans.py, or read with `capsys`); one
+test spawns the real `python -m offline` to prove the module works as a command, with its exit status and output.
+In-process runs leave logging alone: pytest's logging plugin keeps handlers on the root logger, so the
 `logging.basicConfig` in `offline.plan.cli.main` does nothing.
 """
 
@@ -17,15 +17,15 @@ import yaml
 
 from offline.__main__ import main
 from offline.stacks import PROJECT_DIR, load_stack_config
+from tests.support.plans import OfflinePlan
 
 
 def test_offline_run_lists_components_pools_and_capacity(
-    stack: str, stack_config: dict, capsys: pytest.CaptureFixture[str]
+    stack: str, stack_config: dict, offline_plans: dict[str, OfflinePlan]
 ) -> None:
-    code = main([stack])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    out = captured.out
+    plan = offline_plans[stack]
+    assert plan.code == 0, plan.stderr
+    out = plan.stdout
     assert "aks-mlops:cluster:AksCluster  platform" in out
     assert "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" in out
     assert "azure-native:containerservice:ManagedCluster  platform-cluster" in out

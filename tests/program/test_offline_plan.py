@@ -1,16 +1,12 @@
 """The offline plan (`python -m offline <stack> --out DIR`): reports for every stack, exit codes.
 
-The command's `main` runs in-process: each stack's plan once per module, written into a temporary folder
-that several tests read. tests/program/test_offline_cli.py spawns the real command once.
+The command's `main` runs in-process: each stack's plan once per session (tests/support/plans.py), written into
+a temporary folder that several tests read. tests/program/test_offline_cli.py spawns the real command once.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,34 +20,9 @@ from offline.stacks import PROJECT_DIR, load_stack_config
 PRICES = yaml.safe_load(PRICE_TABLE.read_text())
 
 
-@dataclass(frozen=True)
-class Plan:
-    """One in-process run of `python -m offline <stack> --out <out> --quiet`."""
-
-    out: Path
-    code: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-@pytest.fixture(scope="module")
-def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
-    results = {}
-    for stack in ("dev", "prod"):
-        out = tmp_path_factory.mktemp(f"plan-{stack}")
-        # `capsys` is per test; a module-scoped run captures the command's output itself.
-        stdout, stderr = io.StringIO(), io.StringIO()
-        started = time.perf_counter()
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = main([stack, "--out", str(out), "--quiet"])
-        results[stack] = Plan(out, code, stdout.getvalue(), stderr.getvalue(), time.perf_counter() - started)
-    return results
-
-
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_plan_succeeds_quickly_and_shows_progress(plans, stack: str) -> None:
-    plan = plans[stack]
+def test_plan_succeeds_quickly_and_shows_progress(offline_plans, stack: str) -> None:
+    plan = offline_plans[stack]
     assert plan.code == 0, plan.stdout + plan.stderr
     assert "[1/3] validating settings and running the program" in plan.stdout
     assert "[3/3] writing reports" in plan.stdout
@@ -61,8 +32,8 @@ def test_plan_succeeds_quickly_and_shows_progress(plans, stack: str) -> None:
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_every_kubernetes_object_is_one_applicable_yaml_file(plans, stack: str, stack_runs) -> None:
-    out = plans[stack].out
+def test_every_kubernetes_object_is_one_applicable_yaml_file(offline_plans, stack: str, stack_runs) -> None:
+    out = offline_plans[stack].out
     own_objects = [
         r
         for r in stack_runs[stack].resources
@@ -85,16 +56,16 @@ def test_every_kubernetes_object_is_one_applicable_yaml_file(plans, stack: str, 
     assert isinstance(nominal, int) and not isinstance(nominal, bool)
 
 
-def test_inventory_lists_every_resource_with_protection(plans, stack_runs) -> None:
-    out = plans["prod"].out
+def test_inventory_lists_every_resource_with_protection(offline_plans, stack_runs) -> None:
+    out = offline_plans["prod"].out
     inventory = json.loads((out / "inventory.json").read_text())
     assert len(inventory) == len(stack_runs["prod"].resources)
     cluster = next(item for item in inventory if item["type"] == "azure-native:containerservice:ManagedCluster")
     assert cluster["protect"] is True and cluster["object"] == "aks-mlops-prod"
 
 
-def test_capacity_report_matches_pools_and_team_quotas(plans) -> None:
-    out = plans["prod"].out
+def test_capacity_report_matches_pools_and_team_quotas(offline_plans) -> None:
+    out = offline_plans["prod"].out
     config = load_stack_config("prod")
     report = {row["flavor"]: row for row in json.loads((out / "capacity.json").read_text())}
     for pool in config["aks-mlops:gpuPools"]:
@@ -108,8 +79,8 @@ def test_capacity_report_matches_pools_and_team_quotas(plans) -> None:
     assert report["a100mig"]["unassigned"] == report["a100mig"]["capacity_at_max"] - team_a["gpuQuota"]["a100mig"]
 
 
-def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(plans) -> None:
-    out = plans["dev"].out
+def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(offline_plans) -> None:
+    out = offline_plans["dev"].out
     estimate = json.loads((out / "cost.json").read_text())
     config = load_stack_config("dev")
     # dev runs in westeurope and is priced there, not with another region's prices.
@@ -139,35 +110,35 @@ def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(plans) ->
     assert estimate["costModelOverrides"] == []
 
 
-def test_cost_report_shows_the_warm_mig_node_and_why(plans) -> None:
-    estimate = json.loads((plans["prod"].out / "cost.json").read_text())
+def test_cost_report_shows_the_warm_mig_node_and_why(offline_plans) -> None:
+    estimate = json.loads((offline_plans["prod"].out / "cost.json").read_text())
     pools = {pool["pool"]: pool for pool in estimate["pools"]}
     mig = pools["a100mig"]
     hourly = PRICES["regions"]["eastus2"]["vmHourly"]["Standard_NC24ads_A100_v4"]
     assert mig["min_nodes"] == 1
     assert mig["monthly_at_min"] == pytest.approx(hourly * PRICES["hoursPerMonth"])
     assert "cannot scale it up from zero" in mig["warm_reason"]
-    assert "cannot scale it up from zero" in (plans["prod"].out / "cost.md").read_text()
+    assert "cannot scale it up from zero" in (offline_plans["prod"].out / "cost.md").read_text()
 
 
-def test_create_time_is_modeled_with_gpu_pools_one_after_another(plans, stack_runs) -> None:
-    timing = json.loads((plans["prod"].out / "create-time.json").read_text())
+def test_create_time_is_modeled_with_gpu_pools_one_after_another(offline_plans, stack_runs) -> None:
+    timing = json.loads((offline_plans["prod"].out / "create-time.json").read_text())
     steps = [name for name, _, _ in timing["criticalPath"]]
     # prod's four pools are created in sequence (name order), after the cluster and its add-on associations.
     assert steps[-4:] == ["a100-pool", "a100mig-pool", "a100serve-pool", "h100-pool"]
     assert "platform-cluster" in steps
     assert timing["minutes"] == pytest.approx(sum(minutes for _, _, minutes in timing["criticalPath"]))
-    assert f"about {timing['minutes']:.0f} minutes" in (plans["prod"].out / "summary.md").read_text()
+    assert f"about {timing['minutes']:.0f} minutes" in (offline_plans["prod"].out / "summary.md").read_text()
 
 
-def test_capacity_report_flags_a_pool_no_team_has_quota_on(plans) -> None:
-    report = json.loads((plans["prod"].out / "capacity.json").read_text())
+def test_capacity_report_flags_a_pool_no_team_has_quota_on(offline_plans) -> None:
+    report = json.loads((offline_plans["prod"].out / "capacity.json").read_text())
     assert [row["flavor"] for row in report if row["withoutTeamQuota"]] == []
 
 
-def test_policy_results_are_written_and_clean(plans) -> None:
+def test_policy_results_are_written_and_clean(offline_plans) -> None:
     for stack in ("dev", "prod"):
-        out = plans[stack].out
+        out = offline_plans[stack].out
         assert json.loads((out / "policy.json").read_text()) == []
         assert "0 mandatory" in (out / "summary.md").read_text()
 

@@ -13,7 +13,7 @@ import copy
 import pytest
 
 from offline.harness.engine import ProgramRun
-from tests.support.policy import CASES, CLUSTER, Case, reported
+from tests.support.policy import CASES, CLUSTER, Case, mutated, reported
 
 
 @pytest.mark.parametrize("case", [c.param() for c in CASES if c.expected is None])
@@ -33,7 +33,8 @@ def test_cases_leave_the_captured_runs_untouched(stack_runs: dict[str, ProgramRu
     before = copy.deepcopy([r.inputs for r in stack_runs["prod"].resources])
     for case in CASES:
         if case.stack == "prod":
-            reported(case, stack_runs)
+            # A case changes its copy only; `reported` analyzes that copy, never the session's run.
+            mutated(case, stack_runs)
     assert [r.inputs for r in stack_runs["prod"].resources] == before
     assert stack_runs["prod"].named("a100-pool").ignore_changes == ("count",)
     assert stack_runs["prod"].named(CLUSTER).protect is True

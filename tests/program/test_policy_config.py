@@ -17,6 +17,7 @@ from offline.__main__ import main
 from offline.plan.policy import PolicyConfigError, load_policy_config, policy_config_for, read_policy_config
 from offline.policy_files import DEFAULTS_DIR
 from offline.stacks import PROJECT_DIR
+from tests.support.plans import OfflinePlan
 
 FALLBACK = (
     "policy config: no policies/config/{stack}.json; the defaults of environment '{environment}' apply "
@@ -67,9 +68,9 @@ def test_a_new_prod_stack_gets_the_prod_defaults(tmp_path: Path, capsys: pytest.
     assert FALLBACK.format(stack="prod-eu", environment="prod", defaults="prod") in out
 
 
-def test_a_stack_with_its_own_file_says_which(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["dev", "--quiet"]) == 0
-    assert "  policy config: policies/config/dev.json\n" in capsys.readouterr().out
+def test_a_stack_with_its_own_file_says_which(offline_plans: dict[str, OfflinePlan]) -> None:
+    assert offline_plans["dev"].code == 0
+    assert "  policy config: policies/config/dev.json\n" in offline_plans["dev"].stdout
 
 
 @pytest.mark.parametrize(

@@ -81,9 +81,15 @@ def test_each_serving_team_gets_runtimes_identity_and_a_path_from_the_gateway(
             assert (policy.type, policy.inputs["metadata"]["namespace"]) == (NETWORK_POLICY, team)
 
 
+@pytest.fixture(scope="module")
+def serving_off() -> dict[str, ProgramRun]:
+    """Each stack's run with serving turned off."""
+    return {stack: run_stack(stack, {"serving": {"enabled": False}}) for stack in ("dev", "prod")}
+
+
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_nothing_of_serving_where_it_is_off(stack: str) -> None:
-    run = run_stack(stack, {"serving": {"enabled": False}})
+def test_nothing_of_serving_where_it_is_off(stack: str, serving_off: dict[str, ProgramRun]) -> None:
+    run = serving_off[stack]
     assert [r.name for r in run.resources if r.type in SERVING_TYPES] == []
     assert run.of_type(SERVING_RUNTIME) == []
     charts = {r.inputs["chart"].rsplit("/", 1)[-1] for r in run.of_type(RELEASE)}
@@ -91,7 +97,9 @@ def test_nothing_of_serving_where_it_is_off(stack: str) -> None:
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_the_serving_alerts_follow_the_serving_teams(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
+def test_the_serving_alerts_follow_the_serving_teams(
+    stack: str, stack_runs: dict[str, ProgramRun], serving_off: dict[str, ProgramRun]
+) -> None:
     serving_alerts = {"InferenceLatencyP95High", "InferenceErrorRateHigh", "CanaryErrorRateAboveStable"}
 
     def alerts(run: ProgramRun) -> set[str]:
@@ -99,4 +107,4 @@ def test_the_serving_alerts_follow_the_serving_teams(stack: str, stack_runs: dic
         return {rule["alert"] for group in groups for rule in group.inputs.get("rules") or [] if rule.get("alert")}
 
     assert serving_alerts <= alerts(stack_runs[stack])
-    assert not serving_alerts & alerts(run_stack(stack, {"serving": {"enabled": False}}))
+    assert not serving_alerts & alerts(serving_off[stack])

@@ -14,13 +14,13 @@ def inputs_by_urn(run: ProgramRun) -> dict[str, dict[str, Any]]:
     return {r.urn: r.inputs for r in run.resources}
 
 
-def test_reordering_the_lists_of_prod_changes_no_resource() -> None:
+def test_reordering_the_lists_of_prod_changes_no_resource(stack_runs: dict[str, ProgramRun]) -> None:
     config = load_stack_config("prod")
     reordered = {
         key: list(reversed(config[f"aks-mlops:{key}"]))
         for key in ("gpuPools", "teams", "alertEmails", "availabilityZones", "adminGroupObjectIds")
     }
-    original, shuffled = run_stack("prod"), run_stack("prod", reordered)
+    original, shuffled = stack_runs["prod"], run_stack("prod", reordered)
     # Registration order may differ; what each resource is created with, and waits for, may not.
     assert inputs_by_urn(shuffled) == inputs_by_urn(original)
     dependencies = {r.urn: sorted(r.dependencies) for r in original.resources}
@@ -32,10 +32,10 @@ def receivers(run: ProgramRun) -> dict[str, str]:
     return {receiver["emailAddress"]: receiver["name"] for receiver in group.inputs["emailReceivers"]}
 
 
-def test_inserting_an_alert_address_renames_no_other_receiver() -> None:
+def test_inserting_an_alert_address_renames_no_other_receiver(stack_runs: dict[str, ProgramRun]) -> None:
     config = load_stack_config("prod")
     emails = config["aks-mlops:alertEmails"]
-    before = receivers(run_stack("prod"))
+    before = receivers(stack_runs["prod"])
     after = receivers(run_stack("prod", {"alertEmails": ["aaa-first@example.com", *emails]}))
     assert set(after) == {"aaa-first@example.com", *emails}
     assert {address: after[address] for address in emails} == before

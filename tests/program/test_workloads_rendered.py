@@ -3,15 +3,13 @@ exists in the same plan: the team's namespace (labelled so Kueue manages it), Lo
 PriorityClass and WorkloadPriorityClass, and for a TrainJob the ClusterTrainingRuntime whose pods it runs; Kueue's
 release enables the integrations they need.
 
-Each stack's plan runs once per module (`python -m offline <stack> --out DIR --quiet`, in-process), into a folder
-that already holds an earlier plan's workloads, which must be gone.
+Each stack's plan runs once per session (`python -m offline <stack> --out DIR`, in-process,
+tests/support/plans.py), into a folder that already holds an earlier plan's workloads, which must be gone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,33 +22,31 @@ from components.core.labels import QUEUE_NAME_LABEL
 from components.model.platform import Platform, build_platform
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import ROUTE_FILE, SERVING_FILE, serving_workloads
-from offline.__main__ import main
 from offline.harness.engine import ProgramRun
 from offline.plan.inventory import storage_account_name
 from offline.plan.write import plan_workloads
 from offline.stacks import PROJECT_DIR, load_stack_config, stack_settings_raw
+from tests.support.plans import STALE_TEAM, OfflinePlan
 
 STACKS = ("dev", "prod")
 SERVING_TEAMS = {"dev": ["team-a"], "prod": ["team-a", "team-b"]}
-STALE_TEAM = "team-gone"
-STALE_FILE = "job-renamed.yaml"
 
 
 @dataclass(frozen=True)
 class Plan:
-    out: Path
-    code: int
-    output: str
+    """A stack's offline plan (the session's, tests/support/plans.py) with the platform its settings build."""
+
+    run: OfflinePlan
     platform: Platform
 
     @property
     def workloads(self) -> Path:
-        return self.out / "workloads"
+        return self.run.workloads
 
     def objects(self) -> dict[tuple[str, str | None, str], dict[str, Any]]:
         """(kind, namespace, name) -> manifest of every Kubernetes object of the plan."""
         found = {}
-        for path in (self.out / "kubernetes").glob("*.yaml"):
+        for path in (self.run.out / "kubernetes").glob("*.yaml"):
             manifest = yaml.safe_load(path.read_text())
             metadata = manifest["metadata"]
             found[(manifest["kind"], metadata.get("namespace"), metadata["name"])] = manifest
@@ -58,21 +54,11 @@ class Plan:
 
 
 @pytest.fixture(scope="module")
-def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
-    results = {}
-    for stack in STACKS:
-        platform = build_platform(load_settings(stack_settings_raw(load_stack_config(stack))))
-        out = tmp_path_factory.mktemp(f"workloads-{stack}")
-        # What an earlier plan may have left: a team that is gone, a file a team no longer has.
-        (out / "workloads" / STALE_TEAM).mkdir(parents=True)
-        (out / "workloads" / STALE_TEAM / STALE_FILE).write_text("kind: Job\n")
-        (out / "workloads" / platform.teams[0].name).mkdir()
-        (out / "workloads" / platform.teams[0].name / STALE_FILE).write_text("kind: Job\n")
-        output = io.StringIO()
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            code = main([stack, "--out", str(out), "--quiet"])
-        results[stack] = Plan(out, code, output.getvalue(), platform)
-    return results
+def plans(offline_plans: dict[str, OfflinePlan]) -> dict[str, Plan]:
+    return {
+        stack: Plan(offline_plans[stack], build_platform(load_settings(stack_settings_raw(load_stack_config(stack)))))
+        for stack in STACKS
+    }
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -80,7 +66,7 @@ def test_the_plan_writes_every_team_workload_and_nothing_stale(
     plans: dict[str, Plan], stack: str, stack_runs: dict[str, ProgramRun]
 ) -> None:
     plan = plans[stack]
-    assert plan.code == 0, plan.output
+    assert plan.run.code == 0, plan.run.stdout + plan.run.stderr
     account = storage_account_name(stack_runs[stack])
     expected = plan_workloads(plan.platform, account)
     # The reference workloads, and prod's NCCL all-reduce test of its InfiniBand pool (h100) in team-a's folder.
@@ -156,7 +142,7 @@ def test_kueue_manages_exactly_the_team_namespaces_with_the_integrations_the_wor
     plans: dict[str, Plan], stack: str
 ) -> None:
     plan = plans[stack]
-    release = yaml.safe_load((plan.out / "helm" / "kueue.yaml").read_text())
+    release = yaml.safe_load((plan.run.out / "helm" / "kueue.yaml").read_text())
     config = yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])
     frameworks = set(config["integrations"]["frameworks"])
     kinds = {yaml.safe_load(path.read_text())["kind"] for path in plan.workloads.glob("*/*.yaml")}

@@ -39,6 +39,7 @@ from components.config.loader import load_settings
 from offline.__main__ import main as offline_main
 from offline.stacks import StackFileLoader, stack_settings_raw
 from tests.support import crds
+from tests.support.plans import OfflinePlan
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 README = PROJECT_DIR / "README.md"
@@ -337,17 +338,6 @@ def test_every_rule_says_what_why_and_how_to_fix() -> None:
 # --- the numbers of the stacks ------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A fresh offline plan of each documented stack, through the command's own entry point."""
-    found = {}
-    for stack in DOCUMENTED_STACKS:
-        out = tmp_path_factory.mktemp(f"plan-{stack}")
-        assert offline_main([stack, "--out", str(out), "--quiet"]) == 0, stack
-        found[stack] = out
-    return found
-
-
 def table_rows(path: Path, heading: str) -> list[list[str]]:
     """The cells of the table in the `## <heading>` section whose first column is a stack name in backticks."""
     text = path.read_text()
@@ -360,11 +350,12 @@ def table_rows(path: Path, heading: str) -> list[list[str]]:
     return rows
 
 
-def test_operating_guide_gives_each_stacks_plan_numbers(plans: dict[str, Path]) -> None:
+def test_operating_guide_gives_each_stacks_plan_numbers(offline_plans: dict[str, OfflinePlan]) -> None:
     rows = table_rows(PROJECT_DIR / "docs" / "operating.md", "The stacks")
     assert sorted(row[0] for row in rows) == DOCUMENTED_STACKS
     for stack, resources, objects, idle, at_max, minutes in rows:
-        plan = plans[stack]
+        assert offline_plans[stack].code == 0, offline_plans[stack].stdout + offline_plans[stack].stderr
+        plan = offline_plans[stack].out
         cost = json.loads((plan / "cost.json").read_text())
         assert int(resources) == len(json.loads((plan / "inventory.json").read_text())), stack
         assert int(objects) == len(list((plan / "kubernetes").glob("*.yaml"))), stack
@@ -373,7 +364,7 @@ def test_operating_guide_gives_each_stacks_plan_numbers(plans: dict[str, Path]) 
         assert minutes == f"{json.loads((plan / 'create-time.json').read_text())['minutes']:.0f}", stack
 
 
-def test_team_guide_lists_every_pool_as_the_plan_sizes_it(plans: dict[str, Path]) -> None:
+def test_team_guide_lists_every_pool_as_the_plan_sizes_it(offline_plans: dict[str, OfflinePlan]) -> None:
     rows = table_rows(PROJECT_DIR / "docs" / "team-guide.md", "Choosing a pool")
     listed = sorted((row[0], row[1].strip("`")) for row in rows)
     pools = sorted(
@@ -382,8 +373,9 @@ def test_team_guide_lists_every_pool_as_the_plan_sizes_it(plans: dict[str, Path]
     assert listed == pools
     for stack, pool, workload, per_node, nodes, at_max, spot in rows:
         name = pool.strip("`")
-        capacity = {f["flavor"]: f for f in json.loads((plans[stack] / "capacity.json").read_text())}[name]
-        cost = {p["pool"]: p for p in json.loads((plans[stack] / "cost.json").read_text())["pools"]}[name]
+        plan = offline_plans[stack].out
+        capacity = {f["flavor"]: f for f in json.loads((plan / "capacity.json").read_text())}[name]
+        cost = {p["pool"]: p for p in json.loads((plan / "cost.json").read_text())["pools"]}[name]
         configured = {p["name"]: p for p in stack_config(stack)[f"{PROJECT}:gpuPools"]}[name]
         assert workload == f"`{configured['workload']}`", (stack, name)
         assert per_node.startswith(f"{capacity['units_per_node']} x `{capacity['gpu_resource']}`"), (stack, name)

@@ -117,14 +117,20 @@ def only(policy: str, stack_config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+def mutated(case: Case, stack_runs: dict[str, ProgramRun]) -> PolicyStack:
+    """The case's stack: a copy of the stack's captured resources, with the case's mutation applied."""
+    stack = PolicyStack(case.stack, stack_runs)
+    if case.mutate is not None:
+        case.mutate(stack)
+    return stack
+
+
 def reported(case: Case, stack_runs: dict[str, ProgramRun]) -> list[str]:
     """What the case's policy reports on the (mutated) stack, as the Pulumi CLI runs the pack: the analyzer's
     `Analyze` on every resource (a resource rule) or `AnalyzeStack` on all of them (a stack rule), configured with
     the stack's policy config (the rule's config, schema defaults where the file sets none) and only this rule on."""
     policy = POLICIES[case.policy]
-    stack = PolicyStack(case.stack, stack_runs)
-    if case.mutate is not None:
-        case.mutate(stack)
+    stack = mutated(case, stack_runs)
     resource_rule = isinstance(policy, ResourceValidationPolicy)
     violations = analyze(
         stack.resources,
