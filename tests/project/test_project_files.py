@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import shlex
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import yaml
@@ -51,6 +54,24 @@ def test_dependencies_are_pinned() -> None:
             line = line.strip()
             if line and not line.startswith(("#", "-r")):
                 assert re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", line), f"{file}: {line}"
+
+
+def test_the_test_command_runs_the_suite_on_every_core_in_a_random_order() -> None:
+    """What proves the suite independent of test and registration order in CI: pytest-xdist's `-n auto` in the
+    configured options, and pytest-randomly (pinned; on in every run by being installed: it registers itself as a
+    pytest plugin) shuffling the order each run, its seed in the header."""
+    addopts = shlex.split(
+        tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    )
+    assert addopts[addopts.index("-n") + 1] == "auto"
+    assert not {"-q", "--quiet"} & set(addopts), "quiet output hides the seed of the order"
+    assert "no:randomly" not in addopts
+    pins = (PROJECT_DIR / "requirements-dev.txt").read_text().splitlines()
+    for plugin in ("pytest-xdist", "pytest-randomly"):
+        [pin] = [line for line in pins if line.startswith(f"{plugin}==")]
+        assert metadata.version(plugin) == pin.split("==")[1]
+    plugins = {entry.name for entry in metadata.entry_points(group="pytest11")}
+    assert {"randomly", "xdist"} <= plugins, plugins
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
