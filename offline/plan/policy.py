@@ -321,30 +321,27 @@ class AnalyzerRequests:
             type=provider.type, properties=self.properties(provider), urn=provider.urn, name=provider.name
         )
 
+    def _fields(self, resource: CapturedResource) -> dict[str, Any]:
+        """What an `AnalyzeRequest` and an `AnalyzeStackRequest`'s resource both carry."""
+        return {
+            "type": resource.type,
+            "properties": self.properties(resource),
+            "urn": resource.urn,
+            "name": resource.name,
+            "options": _options(resource),
+            "provider": self.provider(resource),
+        }
+
     def analyze(self, resource: CapturedResource) -> Any:
         """The `AnalyzeRequest` of one resource."""
-        return proto.AnalyzeRequest(
-            type=resource.type,
-            properties=self.properties(resource),
-            urn=resource.urn,
-            name=resource.name,
-            options=_options(resource),
-            provider=self.provider(resource),
-        )
+        return proto.AnalyzeRequest(**self._fields(resource))
 
     def analyze_stack(self) -> Any:
-        """The `AnalyzeStackRequest` of every resource."""
+        """The `AnalyzeStackRequest` of every resource, each with its parent and dependencies too."""
         return proto.AnalyzeStackRequest(
             resources=[
                 proto.AnalyzerResource(
-                    type=resource.type,
-                    properties=self.properties(resource),
-                    urn=resource.urn,
-                    name=resource.name,
-                    options=_options(resource),
-                    provider=self.provider(resource),
-                    parent=resource.parent,
-                    dependencies=list(resource.dependencies),
+                    **self._fields(resource), parent=resource.parent, dependencies=list(resource.dependencies)
                 )
                 for resource in self.by_urn.values()
             ]
