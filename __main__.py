@@ -1,15 +1,16 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
-The platform model (validated settings and every fact derived from them) -> cluster -> monitoring -> GPU node pools
--> GPU software -> RDMA -> training -> shared storage -> team workspaces and their guardrails -> queues -> serving
--> scraping -> exports. Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`.
+The platform model (validated settings and every fact derived from them) -> cluster -> monitoring -> GPU and CPU
+node pools -> GPU software -> RDMA -> training -> shared storage -> team workspaces and their guardrails -> queues
+-> serving -> scraping -> exports. Azure resources go where `cluster.azure` says, Kubernetes ones through
+`cluster.provider`.
 """
 
 import pulumi
 
 from components.base.stack import load_platform
 from components.cluster import AksCluster, AksClusterArgs
-from components.compute import gpu_pools_in_sequence
+from components.compute import user_pools_in_sequence
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
@@ -39,7 +40,7 @@ monitoring = ManagedPrometheus(
 )
 # One agent-pool operation at a time: the pools follow the cluster's other writes and each other.
 after_cluster_writes = [*cluster.cluster_writes, *monitoring.cluster_writes]
-pools = gpu_pools_in_sequence(platform, cluster_name=cluster.cluster_name, azure=azure, after=after_cluster_writes)
+pools = user_pools_in_sequence(platform, cluster_name=cluster.cluster_name, azure=azure, after=after_cluster_writes)
 gpu = GpuSoftware("gpu-software", GpuSoftwareArgs(platform=platform, provider=k8s))
 if platform.infiniband:
     NetworkOperator("network-operator", NetworkOperatorArgs(platform=platform, gpu_stack=gpu.release, provider=k8s))
@@ -76,7 +77,8 @@ pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("resourceGroupName", azure.resource_group_name)
 pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
 pulumi.export("registryLoginServer", cluster.registry_login_server)
-pulumi.export("nodePools", [pool.facts.summary() for pool in pools])
+pulumi.export("nodePools", [pool.facts.summary() for pool in pools.gpu])
+pulumi.export("cpuPools", [pool.facts.summary() for pool in pools.cpu])
 pulumi.export("gpuSoftware", platform.settings.gpu_software)
 pulumi.export("teams", [workspace.summary for workspace in teams.values()])
 pulumi.export("storageAccount", storage.account_name)

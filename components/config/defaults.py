@@ -56,6 +56,8 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("autoUpgradeWindow", None, {"dayOfWeek": "Sunday", "startTime": "02:00"}),
     KeySpec("nodeOsUpgradeWindow", None, {"dayOfWeek": "Saturday", "startTime": "02:00"}),
     KeySpec("gpuPools", None),
+    # One small pool for CPU-only work; stacks size their own (docs/configuration.md, "CPU pools").
+    KeySpec("cpuPools", None, [{"name": "cpu", "vmSize": "Standard_D8ds_v5", "maxCount": 3}]),
     KeySpec("gpuSoftware", "string", "device-plugin"),
     KeySpec("trainingOperatorV1", "boolean", False),
     KeySpec("kueue", None, {}),
@@ -86,6 +88,19 @@ GPU_POOL: MappingProxyType[str, Any] = MappingProxyType(
         "osDiskSizeGb": 256,
         "encryptionAtHost": True,
         "topologyAwareScheduling": False,
+    }
+)
+
+CPU_POOL: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        # 0 lets the autoscaler remove every CPU node when no CPU-only job runs.
+        "minCount": 0,
+        "spot": False,
+        "maxPods": 110,
+        "maxSurge": "1",
+        "drainTimeoutMinutes": 30,
+        "osDiskSizeGb": 128,
+        "encryptionAtHost": True,
     }
 )
 
@@ -183,6 +198,7 @@ NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
     {
         "systemPool": SYSTEM_POOL,
         "gpuPools[]": GPU_POOL,
+        "cpuPools[]": CPU_POOL,
         "autoUpgradeWindow": MAINTENANCE_WINDOW,
         "autoscalerProfile": AUTOSCALER_PROFILE,
         "kueue": KUEUE,

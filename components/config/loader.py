@@ -32,19 +32,29 @@ from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
 from components.config.errors import ConfigError
 from components.config.monitoring import check_pending_alert, read_monitoring
 from components.config.node import ConfigNode, did_you_mean
-from components.config.pools import MIG_STRATEGIES, read_gpu_pools, read_gpu_software, read_system_pool, read_zones
+from components.config.pools import (
+    MIG_STRATEGIES,
+    CpuPoolSettings,
+    GpuPoolSettings,
+    read_cpu_pools,
+    read_gpu_pools,
+    read_gpu_software,
+    read_system_pool,
+    read_zones,
+)
 from components.config.prod import check_prod_posture
 from components.config.serving import (
+    ServingSettings,
     check_serving_capacity,
     read_serving,
     warn_warm_inference_pools_without_serving,
 )
 from components.config.settings import Settings
 from components.config.storage import read_storage
-from components.config.teams import check_pods_ready_timeout, read_kueue, read_teams
+from components.config.teams import TeamSettings, check_pods_ready_timeout, read_kueue, read_teams
 from components.config.workloads import read_workloads
 from components.core.naming import CPU_FLAVOR
-from components.core.pool_facts import derive_all_pool_facts
+from components.core.pool_facts import GpuPoolFacts, derive_all_pool_facts, derive_cpu_pool_facts
 
 
 def load_settings(raw: Mapping[str, str]) -> Settings:
@@ -68,14 +78,16 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         reserved_names={system_pool.name: "systemPool.name", CPU_FLAVOR: "the Kueue CPU flavor"},
         provisioning_requests=kueue.provisioning_requests,
     )
+    cpu_pools = _read_cpu_pools(n["cpuPools"], zones, system_pool.name, gpu_pools, warnings)
     pool_facts = derive_all_pool_facts(gpu_pools, mig_strategy, gpu_software)
-    teams = read_teams(n["teams"], {facts.name: facts for facts in pool_facts}, warnings)
+    flavors = {facts.name: facts for facts in pool_facts}
+    cpu_pool_facts = tuple(derive_cpu_pool_facts(pool) for pool in cpu_pools)
+    teams = read_teams(n["teams"], flavors, cpu_pool_facts, warnings)
     workloads = read_workloads(n["workloads"])
-    serving = read_serving(n["serving"], workloads.require_image_digests)
-    check_serving_capacity(serving, gpu_pools, {facts.name: facts for facts in pool_facts}, teams)
-    warn_warm_inference_pools_without_serving(serving, gpu_pools, {facts.name: facts for facts in pool_facts}, warnings)
+    serving = _read_serving(n["serving"], workloads.require_image_digests, gpu_pools, flavors, teams, warnings)
     network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
-    check_pod_cidr_capacity(n["podCidr"], network, system_pool.max_count + sum(pool.max_count for pool in gpu_pools))
+    max_nodes = system_pool.max_count + sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
+    check_pod_cidr_capacity(n["podCidr"], network, max_nodes)
     settings = Settings(
         environment=n["environment"].string(choices=ENVIRONMENTS),
         location=validators.azure_location(n["location"]),
@@ -107,6 +119,8 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         node_os_upgrade_window=read_window(n["nodeOsUpgradeWindow"]),
         gpu_pools=gpu_pools,
         pool_facts=pool_facts,
+        cpu_pools=cpu_pools,
+        cpu_pool_facts=cpu_pool_facts,
         gpu_software=gpu_software,
         training_operator_v1=n["trainingOperatorV1"].boolean(),
         kueue=kueue,
@@ -118,12 +132,38 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         serving=serving,
         warnings=tuple(warnings),
     )
-    # Bounds that span sections: Kueue's timeout against the autoscaler's provisioning time, the pending-pod alert
-    # against Kueue's timeout.
+    # Bounds across sections: Kueue's timeout vs node provisioning time, the pending-pod alert vs Kueue's timeout.
     check_pods_ready_timeout(settings.kueue, settings.autoscaler_profile)
     check_pending_alert(settings.monitoring.thresholds, settings.kueue.pods_ready_timeout)
     check_prod_posture(settings, n)
     return settings
+
+
+def _read_serving(
+    node: ConfigNode,
+    require_image_digests: bool,
+    gpu_pools: tuple[GpuPoolSettings, ...],
+    flavors: Mapping[str, GpuPoolFacts],
+    teams: tuple[TeamSettings, ...],
+    warnings: list[str],
+) -> ServingSettings:
+    """Serving, checked against the inference pools' capacity and the teams' quota on them."""
+    serving = read_serving(node, require_image_digests)
+    check_serving_capacity(serving, gpu_pools, flavors, teams)
+    warn_warm_inference_pools_without_serving(serving, gpu_pools, flavors, warnings)
+    return serving
+
+
+def _read_cpu_pools(
+    node: ConfigNode,
+    zones: tuple[str, ...],
+    system_pool: str,
+    gpu_pools: tuple[GpuPoolSettings, ...],
+    warnings: list[str],
+) -> tuple[CpuPoolSettings, ...]:
+    """The CPU pools, whose names may repeat neither the System pool's nor a GPU pool's (one AKS agent pool each)."""
+    taken = {system_pool: "systemPool.name", **{pool.name: f"gpuPools[{i}].name" for i, pool in enumerate(gpu_pools)}}
+    return read_cpu_pools(node, zones, reserved_names=taken, warnings=warnings)
 
 
 def _refuse_unknown_keys(raw: Mapping[str, str]) -> None:

@@ -1,4 +1,4 @@
-"""Node pool settings: the inline System pool and the GPU user pools, read and checked one by one.
+"""Node pool settings: the inline System pool, the GPU user pools and the CPU user pools, read and checked one by one.
 
 A leaf of the settings layer: it knows pools only (plus the cluster's zones and GPU software,
 handed in), so the pool facts of `components.core.pool_facts` and the team settings can be derived
@@ -22,6 +22,7 @@ from components.core.labels import (
     WORKLOAD_LABEL,
 )
 from components.core.naming import LOCAL_QUEUE, SPOT_QUEUE
+from components.core.pool_facts import CPU_WORKLOAD
 from components.core.scheduling import DEFAULT_GPU_TAINT, INFERENCE_WORKLOAD, Taint
 
 ZONES = ("1", "2", "3")
@@ -40,10 +41,19 @@ PLATFORM_LABELS = {
     ACCELERATOR_LABEL: f"derived: every GPU pool is labelled {ACCELERATOR_LABEL}={NVIDIA_ACCELERATOR}",
     WORKLOAD_LABEL: "derived from the pool's workload setting",
 }
+CPU_PLATFORM_LABELS = {
+    LEGACY_AGENTPOOL_LABEL: PLATFORM_LABELS[LEGACY_AGENTPOOL_LABEL],
+    WORKLOAD_LABEL: f"derived: every CPU pool is labelled {WORKLOAD_LABEL}={CPU_WORKLOAD}",
+}
 GPU_POOL_FIELDS = (
     "name", "vmSize", "workload", "minCount", "maxCount", "spot", "spotMaxPrice", "migProfile", "driver", "labels",
     "taints", "zones", "maxPods", "maxSurge", "drainTimeoutMinutes", "osDiskSizeGb", "encryptionAtHost",
     "topologyAwareScheduling",
+)  # fmt: skip
+# No `taints`: a CPU pool must stay reachable by pods that tolerate nothing (components.core.pool_facts.CpuPoolFacts).
+CPU_POOL_FIELDS = (
+    "name", "vmSize", "minCount", "maxCount", "spot", "spotMaxPrice", "labels", "zones", "maxPods", "maxSurge",
+    "drainTimeoutMinutes", "osDiskSizeGb", "encryptionAtHost",
 )  # fmt: skip
 
 
@@ -78,6 +88,25 @@ class GpuPoolSettings:
     encryption_at_host: bool
     # Kueue admits the pool's gangs onto nodes by topology (components.queueing.topology): see _topology_aware.
     topology_aware_scheduling: bool = False
+
+
+@dataclass(frozen=True)
+class CpuPoolSettings:
+    """A CPU user pool: where CPU-only work (data preparation, evaluation, ETL, CPU model servers) runs."""
+
+    name: str
+    vm: VmSize
+    min_count: int
+    max_count: int
+    spot: bool
+    spot_max_price: float
+    labels: Mapping[str, str]
+    zones: tuple[str, ...]
+    max_pods: int
+    max_surge: str
+    drain_timeout_minutes: int
+    os_disk_size_gb: int
+    encryption_at_host: bool
 
 
 def read_zones(node: ConfigNode) -> tuple[str, ...]:
@@ -186,9 +215,7 @@ def _gpu_pool(
         taints=_taints(f["taints"].or_default(default["taints"])),
         zones=read_zones(f["zones"]) if f["zones"].present else cluster_zones,
         max_pods=f["maxPods"].or_default(default["maxPods"]).integer(minimum=10, maximum=250),
-        max_surge=f["maxSurge"]
-        .or_default(default["maxSurge"])
-        .string(pattern=validators.MAX_SURGE, describe="a node count such as '1' or a percentage such as '33%'"),
+        max_surge=_max_surge(f["maxSurge"].or_default(default["maxSurge"])),
         drain_timeout_minutes=f["drainTimeoutMinutes"]
         .or_default(default["drainTimeoutMinutes"])
         .integer(minimum=1, maximum=1440),
@@ -205,6 +232,70 @@ def _gpu_pool(
             provisioning_requests=provisioning_requests,
         ),
     )
+
+
+def read_cpu_pools(
+    node: ConfigNode, cluster_zones: tuple[str, ...], reserved_names: Mapping[str, str], warnings: list[str]
+) -> tuple[CpuPoolSettings, ...]:
+    """Every CPU pool; a name may not repeat another pool's nor one of `reserved_names` (name -> owner). An empty
+    list is allowed (a platform whose every job uses GPUs) with a warning: CPU-only pods then have nowhere to run."""
+    items = node.items()
+    if not items:
+        warnings.append(
+            f"{node.path} is empty: CPU-only pods (data preparation, evaluation, CPU model servers) have no node to "
+            "run on, since every other pool is tainted; the workload checker refuses them"
+        )
+    seen = dict(reserved_names)
+    pools = []
+    for item in items:
+        pool = _cpu_pool(item, cluster_zones)
+        if pool.name in seen:
+            raise ConfigError(f"{item.path}.name", pool.name, f"is already used by {seen[pool.name]}")
+        seen[pool.name] = f"{item.path}.name"
+        pools.append(pool)
+    return tuple(pools)
+
+
+def _cpu_pool(node: ConfigNode, cluster_zones: tuple[str, ...]) -> CpuPoolSettings:
+    if isinstance(node.value, dict) and "taints" in node.value:
+        raise ConfigError(
+            f"{node.path}.taints",
+            node.value["taints"],
+            "is not a setting of a CPU pool: every other pool is tainted and Kueue's cpu flavor hands CPU-only pods no "
+            "toleration, so CPU pools stay untainted for them (spot: true adds the spot taint by choice)",
+        )
+    f = node.fields(CPU_POOL_FIELDS)
+    default = defaults.CPU_POOL
+    name = validators.pool_name(f["name"])
+    vm = validators.known_vm_size(f["vmSize"])
+    if vm.is_gpu:
+        raise f["vmSize"].fail("is a GPU size; a CPU pool would hold its GPUs idle: GPU sizes belong in gpuPools")
+    min_count = f["minCount"].or_default(default["minCount"]).integer(minimum=0, maximum=1000)
+    max_count = f["maxCount"].integer(minimum=1, maximum=1000)
+    if max_count < min_count:
+        raise f["maxCount"].fail(f"is below minCount {min_count}")
+    spot = f["spot"].or_default(default["spot"]).boolean()
+    return CpuPoolSettings(
+        name=name,
+        vm=vm,
+        min_count=min_count,
+        max_count=max_count,
+        spot=spot,
+        spot_max_price=_spot_max_price(f["spotMaxPrice"], spot),
+        labels=validators.labels(f["labels"], platform_owned=CPU_PLATFORM_LABELS),
+        zones=read_zones(f["zones"]) if f["zones"].present else cluster_zones,
+        max_pods=f["maxPods"].or_default(default["maxPods"]).integer(minimum=10, maximum=250),
+        max_surge=_max_surge(f["maxSurge"].or_default(default["maxSurge"])),
+        drain_timeout_minutes=f["drainTimeoutMinutes"]
+        .or_default(default["drainTimeoutMinutes"])
+        .integer(minimum=1, maximum=1440),
+        os_disk_size_gb=f["osDiskSizeGb"].or_default(default["osDiskSizeGb"]).integer(minimum=30, maximum=2048),
+        encryption_at_host=f["encryptionAtHost"].or_default(default["encryptionAtHost"]).boolean(),
+    )
+
+
+def _max_surge(node: ConfigNode) -> str:
+    return node.string(pattern=validators.MAX_SURGE, describe="a node count such as '1' or a percentage such as '33%'")
 
 
 def _topology_aware(

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 from components.config.cluster import CostModel, MaintenanceWindow, NetworkSettings
 from components.config.monitoring import MonitoringSettings
-from components.config.pools import GpuPoolSettings, SystemPoolSettings
+from components.config.pools import CpuPoolSettings, GpuPoolSettings, SystemPoolSettings
 from components.config.serving import ServingSettings
 from components.config.storage import StorageSettings
 from components.config.teams import KueueSettings, TeamSettings
 from components.config.workloads import WorkloadSettings
-from components.core.pool_facts import GpuPoolFacts
+from components.core.pool_facts import CpuPoolFacts, GpuPoolFacts
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,9 @@ class Settings:
     gpu_pools: tuple[GpuPoolSettings, ...]
     # Derived facts of every GPU pool, in configuration order (one Kueue flavor each).
     pool_facts: tuple[GpuPoolFacts, ...]
+    # The CPU pools, where CPU-only pods run, and their facts, in configuration order.
+    cpu_pools: tuple[CpuPoolSettings, ...]
+    cpu_pool_facts: tuple[CpuPoolFacts, ...]
     gpu_software: str
     # The Kubeflow Training Operator v1 (PyTorchJob, TFJob) beside Trainer v2 (TrainJob), for stacks that still run
     # v1 jobs; TFJob has no Trainer v2 runtime.

@@ -7,7 +7,7 @@ slices), so a quota the cluster can never satisfy is caught here, not by a queue
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -18,7 +18,7 @@ from components.config.node import ConfigNode
 from components.config.validators import DurationBound, read_quantity
 from components.core.durations import duration_seconds
 from components.core.naming import KUBE_SYSTEM_NAMESPACE, PLATFORM_NAMESPACES, SPOT_QUEUE
-from components.core.pool_facts import GpuPoolFacts
+from components.core.pool_facts import CpuPoolFacts, GpuPoolFacts
 from components.core.quantities import GIB, QUANTITY, quantity_value
 from components.core.quotas import DEFAULT_CONTAINER_CPU, DEFAULT_CONTAINER_MEMORY, FlavorQuota
 
@@ -113,13 +113,19 @@ def check_pods_ready_timeout(kueue: KueueSettings, autoscaler_profile: Mapping[s
         )
 
 
-def read_teams(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: list[str]) -> tuple[TeamSettings, ...]:
+def read_teams(
+    node: ConfigNode,
+    flavors: Mapping[str, GpuPoolFacts],
+    cpu_pools: Sequence[CpuPoolFacts],
+    warnings: list[str],
+) -> tuple[TeamSettings, ...]:
     items = node.items()
     if not items:
         raise node.fail("is empty; the platform needs at least one team to queue work")
+    user_pools = _UserPools(flavors, cpu_pools)
     teams: list[TeamSettings] = []
     for item in items:
-        team = _read_team(item, flavors)
+        team = _read_team(item, flavors, user_pools)
         for other in teams:
             if other.name == team.name:
                 raise ConfigError(f"{item.path}.name", team.name, "is already used by another team")
@@ -141,7 +147,7 @@ def read_teams(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], warnings: 
     return tuple(teams)
 
 
-def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts]) -> TeamSettings:
+def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts], user_pools: _UserPools) -> TeamSettings:
     f = node.fields(
         ("name", "namespace", "gpuQuota", "cpu", "memory", "fairSharingWeight", "datasetsSize", "checkpointsSize")
     )
@@ -165,9 +171,9 @@ def _read_team(node: ConfigNode, flavors: Mapping[str, GpuPoolFacts]) -> TeamSet
     if weight <= 0:
         raise weight_node.fail("must be above 0 (a zero weight would let this team be preempted by anyone)")
     cpu = _at_least_a_container(f["cpu"], DEFAULT_CONTAINER_CPU, describe="CPU cores such as 64 or '500m'")
-    _within_gpu_pools(f["cpu"], quantity_value(cpu), flavors, memory=False)
+    user_pools.check(f["cpu"], quantity_value(cpu), memory=False)
     memory = _memory(f["memory"])
-    _within_gpu_pools(f["memory"], quantity_value(memory), flavors, memory=True)
+    user_pools.check(f["memory"], quantity_value(memory), memory=True)
     return TeamSettings(
         name=name,
         namespace=namespace,
@@ -213,28 +219,37 @@ def _at_least_a_container(node: ConfigNode, container_request: str, *, describe:
     return value
 
 
-def _within_gpu_pools(node: ConfigNode, amount: Decimal, flavors: Mapping[str, GpuPoolFacts], *, memory: bool) -> None:
-    """A team's CPU or memory quota no larger than every GPU pool's vCPUs or memory at max scale together.
+@dataclass(frozen=True)
+class _UserPools:
+    """The nodes the teams' pods can run on: the GPU pools and the CPU pools (the System pool is reserved for add-ons
+    by its CriticalAddonsOnly taint)."""
 
-    The quota is Kueue's `cpu` flavor (components.queueing.kueue), which every workload of the team's queues draws
-    on, GPU jobs included; and the GPU pools are the only nodes the teams' pods run on: the System pool is reserved
-    for add-ons by its CriticalAddonsOnly taint, and the platform has no CPU user pool. So quota above what all GPU
-    pools have at max scale can never be used by the team nor lent to another. The bound counts the VM sizes' vCPUs
-    and memory (components.core.catalog), a little more than the nodes' allocatable, so it never refuses a quota the
-    pools could hold. It is not narrowed to the pools the team has GPU quota on: CPU quota the team does not use is
-    lent to the cohort, whose teams run on the other pools."""
-    unit, scale = (" GiB", GIB) if memory else (" vCPUs", Decimal(1))
-    per_node = {name: facts.memory_gib_per_node if memory else facts.vcpus_per_node for name, facts in flavors.items()}
-    total = sum(per_node[name] * facts.max_nodes for name, facts in flavors.items())
-    if amount > total * scale:
-        pools = ", ".join(
-            f"{name}: {facts.max_nodes} nodes x {per_node[name]}{unit}" for name, facts in flavors.items()
-        )
-        raise node.fail(
-            f"is more {'memory' if memory else 'CPU'} than all GPU pools together have at max scale: {total}{unit} "
-            f"({pools}); the teams' pods run only on GPU pools (the System pool is reserved for add-ons), so no "
-            "pod could ever use the rest: lower it, or raise the pools' maxCount"
-        )
+    gpu: Mapping[str, GpuPoolFacts]
+    cpu: Sequence[CpuPoolFacts]
+
+    def check(self, node: ConfigNode, amount: Decimal, *, memory: bool) -> None:
+        """A team's CPU or memory quota no larger than every user pool's vCPUs or memory at max scale together.
+
+        The quota is Kueue's `cpu` flavor (components.queueing.kueue), which every workload of the team's queues
+        draws on, GPU jobs included, so quota above what all user pools have at max scale can never be used by the
+        team nor lent to another. The bound counts the VM sizes' vCPUs and memory (components.core.catalog), a little
+        more than the nodes' allocatable, so it never refuses a quota the pools could hold. It is not narrowed to the
+        pools the team has GPU quota on: CPU quota the team does not use is lent to the cohort, whose teams run on
+        the other pools."""
+        unit, scale = (" GiB", GIB) if memory else (" vCPUs", Decimal(1))
+        sizes = [
+            (name, facts.max_nodes, facts.memory_gib_per_node, facts.vcpus_per_node) for name, facts in self.gpu.items()
+        ]
+        sizes += [(facts.name, facts.max_nodes, facts.memory_gib_per_node, facts.vcpus_per_node) for facts in self.cpu]
+        per_node = {name: gib if memory else vcpus for name, _, gib, vcpus in sizes}
+        total = sum(per_node[name] * nodes for name, nodes, _, _ in sizes)
+        if amount > total * scale:
+            pools = ", ".join(f"{name}: {nodes} nodes x {per_node[name]}{unit}" for name, nodes, _, _ in sizes)
+            raise node.fail(
+                f"is more {'memory' if memory else 'CPU'} than all user pools together have at max scale: "
+                f"{total}{unit} ({pools}); the teams' pods run only on GPU and CPU pools (the System pool is reserved "
+                "for add-ons), so no pod could ever use the rest: lower it, or raise the pools' maxCount"
+            )
 
 
 def _memory(node: ConfigNode) -> str:

@@ -5,8 +5,8 @@ how many GPUs a node has (for `nvidia.com/gpu` capacity and Kueue quotas), how m
 GPU has, and whether AKS can partition the GPUs with Multi-Instance GPU (MIG) and into which
 slices (for `gpuInstanceProfile` and the `nvidia.com/mig-<slice>` resources the NVIDIA device
 plugin advertises with the mixed strategy). This module is that table. It holds data only: the
-GPU sizes of the NC/ND/NV families worth scheduling ML work on, and a few general-purpose sizes
-for the System pool.
+GPU sizes of the NC/ND/NV families worth scheduling ML work on, and general-purpose and
+memory-optimized sizes for the System pool and the CPU pools.
 
 Sources (numbers were taken from these pages, not guessed; the page of each family is cited
 again next to its rows):
@@ -239,7 +239,7 @@ _SIZES: list[VmSize] = [
         ],
         infiniband=True,
     ),
-    # General purpose, for the System pool (CoreDNS, metrics-server, konnectivity and other add-ons).
+    # General purpose, for the System pool (CoreDNS, metrics-server, konnectivity and other add-ons) and CPU pools.
     # Ddsv5: https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/ddsv5-series
     *_cpu_sizes(
         "Ddsv5",
@@ -248,6 +248,18 @@ _SIZES: list[VmSize] = [
             ("Standard_D4ds_v5", 4, 16),
             ("Standard_D8ds_v5", 8, 32),
             ("Standard_D16ds_v5", 16, 64),
+            ("Standard_D32ds_v5", 32, 128),
+        ],
+    ),
+    # Memory optimized (8 GiB per vCPU), for CPU pools whose jobs hold large data in memory (preprocessing, joins).
+    # Edsv5: https://learn.microsoft.com/azure/virtual-machines/sizes/memory-optimized/edsv5-series
+    *_cpu_sizes(
+        "Edsv5",
+        [
+            ("Standard_E4ds_v5", 4, 32),
+            ("Standard_E8ds_v5", 8, 64),
+            ("Standard_E16ds_v5", 16, 128),
+            ("Standard_E32ds_v5", 32, 256),
         ],
     ),
     # Dsv5: https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv5-series

@@ -1,8 +1,9 @@
-"""Derived facts of a GPU node pool: the one place labels, taints and GPU capacity are computed.
+"""Derived facts of the user node pools: the one place labels, taints and capacity are computed.
 
-The node pool component, the Kubernetes layer (device plugin tolerations, Kueue flavors and
-quotas), the policy pack and the offline plan all read these facts instead of re-deriving them,
-so two layers cannot disagree about which taint a pool carries or how many GPUs it offers.
+GPU pools (`GpuPoolFacts`) and CPU pools (`CpuPoolFacts`). The node pool components, the Kubernetes layer (device
+plugin tolerations, Kueue flavors and quotas), the policy pack, the offline plan and the workload checker all read
+these facts instead of re-deriving them, so two layers cannot disagree about which taint a pool carries or how much
+it offers.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from components.core.labels import (
 from components.core.scheduling import INFERENCE_TAINT, INFERENCE_WORKLOAD, SPOT_TAINT, Taint
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
+# The `workload` label of CPU pool nodes (GPU pools carry their role: training, hpo, inference).
+CPU_WORKLOAD = "cpu"
 
 
 class PoolShape(Protocol):
@@ -192,4 +195,90 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         vcpus_per_node=pool.vm.vcpus,
         memory_gib_per_node=pool.vm.memory_gib,
         serving=serving,
+    )
+
+
+class CpuPoolShape(Protocol):
+    """What CPU pool facts are derived from: the validated settings of one CPU pool (`config.pools.CpuPoolSettings`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def vm(self) -> VmSize: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+    @property
+    def spot(self) -> bool: ...
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+    @property
+    def zones(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class CpuPoolFacts:
+    """What a CPU user pool's nodes look like to the Kubernetes scheduler and to Kueue.
+
+    A CPU pool declares no taint of its own: every other pool of the platform is tainted (System: CriticalAddonsOnly,
+    GPU pools: their GPU taints), so a pod without tolerations, which is what a CPU-only pod admitted on Kueue's
+    `cpu` flavor is, can be placed on CPU pools only. A spot CPU pool carries the taint AKS puts on spot nodes, so
+    only pods that tolerate it themselves (an opt-in per workload) land there."""
+
+    name: str
+    vm_size: str
+    # Labels declared on the AKS pool (AKS adds `agentpool=<name>` itself).
+    node_labels: Mapping[str, str]
+    # Labels that select exactly this pool's nodes.
+    selector: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    vcpus_per_node: int
+    memory_gib_per_node: int
+    min_nodes: int
+    max_nodes: int
+    spot: bool = False
+    zones: tuple[str, ...] = ()
+
+    @property
+    def vcpus_at_max(self) -> int:
+        return self.vcpus_per_node * self.max_nodes
+
+    @property
+    def memory_gib_at_max(self) -> int:
+        return self.memory_gib_per_node * self.max_nodes
+
+    def summary(self) -> dict[str, str | int]:
+        """What an operator wants to know of the pool (the `cpuPools` stack output)."""
+        return {
+            "name": self.name,
+            "vmSize": self.vm_size,
+            "vcpusPerNode": self.vcpus_per_node,
+            "memoryGiBPerNode": self.memory_gib_per_node,
+            "minCount": self.min_nodes,
+            "maxCount": self.max_nodes,
+            "vcpusAtMax": self.vcpus_at_max,
+            "spot": self.spot,
+        }
+
+
+def derive_cpu_pool_facts(pool: CpuPoolShape) -> CpuPoolFacts:
+    """A CPU pool's facts from its settings: the `workload: cpu` label, and the spot label and taint on spot pools."""
+    labels = {WORKLOAD_LABEL: CPU_WORKLOAD, **pool.labels}
+    taints: tuple[Taint, ...] = ()
+    if pool.spot:
+        labels[SPOT_LABEL] = "spot"
+        taints = (SPOT_TAINT,)
+    return CpuPoolFacts(
+        name=pool.name,
+        vm_size=pool.vm.name,
+        node_labels=MappingProxyType(labels),
+        selector=MappingProxyType({LEGACY_AGENTPOOL_LABEL: pool.name}),
+        taints=taints,
+        vcpus_per_node=pool.vm.vcpus,
+        memory_gib_per_node=pool.vm.memory_gib,
+        min_nodes=pool.min_count,
+        max_nodes=pool.max_count,
+        spot=pool.spot,
+        zones=tuple(pool.zones),
     )

@@ -222,6 +222,8 @@ def _register_platform(registry: NameRegistry, settings: Settings, azure: Names)
 def _register_pools(registry: NameRegistry, settings: Settings, gpu_flavors: Sequence[GpuFlavor]) -> None:
     for pool in settings.gpu_pools:
         registry.claim("AKS agent pool", pool.name, _pool_source(settings, pool.name))
+    for index, cpu_pool in enumerate(settings.cpu_pools):
+        registry.claim("AKS agent pool", cpu_pool.name, Source(f"cpuPools[{index}].name", cpu_pool.name))
     for flavor in gpu_flavors:
         source = _pool_source(settings, flavor.name)
         registry.claim("ResourceFlavor", flavor.name, source)

@@ -1,7 +1,7 @@
 """The platform model: every fact the stack's components derive from its settings, decided once.
 
 `build_platform(settings)` runs once, after the settings are validated and before any resource exists, the way the
-AKS verified module derives its decisions in one `locals` block: the GPU pools with their facts, the CPU and GPU
+AKS verified module derives its decisions in one `locals` block: the GPU and CPU pools with their facts, the CPU and GPU
 Kueue flavors in the order Kueue tries them, each team with its names, queues and what each queue offers, which
 pools and teams serve models, the training-pod builder, and a registry of every derived name (a collision stops the
 program with one error naming both settings). The components, the reference workloads, the offline reports and the
@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from components.config.settings import Settings
 from components.core.naming import CHECKPOINTS_CLASS, CPU_FLAVOR, DATASETS_CLASS, SHARED_FILES_CLASS, Names
-from components.core.pool_facts import GpuPoolFacts, flavor_preference
+from components.core.pool_facts import CpuPoolFacts, GpuPoolFacts, flavor_preference
 from components.model.flavors import GpuFlavor
 from components.model.names import NameRegistry, register_names
 from components.model.pods import TrainingPods
@@ -32,6 +32,10 @@ class Platform:
     azure_names: Names
     # The GPU pools' facts, in configuration order (one AgentPool each).
     pools: tuple[GpuPoolFacts, ...]
+    # The CPU pools' facts, in configuration order (one AgentPool each). Kueue's `cpu` flavor has no node labels and
+    # no tolerations: a CPU-only pod it admits tolerates no taint, so only the CPU pools, the platform's untainted
+    # nodes, can take it (components.core.pool_facts.CpuPoolFacts); GPU pods are placed by their GPU flavor.
+    cpu_pools: tuple[CpuPoolFacts, ...]
     # One ResourceFlavor per GPU pool, in the order Kueue tries them (on-demand before spot, then by name).
     gpu_flavors: tuple[GpuFlavor, ...]
     teams: tuple[Team, ...]
@@ -128,6 +132,7 @@ def build_platform(settings: Settings, secret_settings: frozenset[str] = frozens
         settings=settings,
         azure_names=azure_names,
         pools=settings.pool_facts,
+        cpu_pools=settings.cpu_pool_facts,
         gpu_flavors=gpu_flavors,
         teams=teams,
         training_pods=TrainingPods(

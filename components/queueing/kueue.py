@@ -44,7 +44,9 @@ def resource_flavor(flavor: GpuFlavor) -> dict[str, Any]:
 
 
 def cpu_flavor() -> dict[str, Any]:
-    """CPU and memory of every workload, GPU jobs included; no node labels, so it never narrows placement."""
+    """CPU and memory of every workload, GPU jobs included. No node labels and no tolerations: a GPU job's pods are
+    placed by their GPU flavor, and a CPU-only pod, which then tolerates nothing, fits only the CPU pools, the
+    platform's untainted nodes (components.core.pool_facts.CpuPoolFacts)."""
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": CPU_FLAVOR}, "spec": {}}
 
 

@@ -1,6 +1,7 @@
 """The capacity report: per GPU flavor, what the pool offers at max scale, each team's quota and what it can borrow,
-the largest gang one job of each team can be admitted with, the pool's topology and its interconnect; all read from
-the platform model."""
+the largest gang one job of each team can be admitted with, the pool's topology and its interconnect; and for Kueue's
+`cpu` flavor, the CPU pools where CPU-only pods run and the teams' CPU and memory quota against every user pool's
+cores and memory; all read from the platform model."""
 
 from __future__ import annotations
 
@@ -95,3 +96,60 @@ def capacity(platform: Platform) -> list[FlavorCapacity]:
             )
         )
     return report
+
+
+@dataclass(frozen=True)
+class CpuPoolCapacity:
+    pool: str
+    vm_size: str
+    vcpus_per_node: int
+    memory_gib_per_node: int
+    min_nodes: int
+    max_nodes: int
+    vcpus_at_max: int
+    memory_gib_at_max: int
+    # Spot pools take only pods that tolerate the spot taint themselves.
+    spot: bool
+
+
+@dataclass(frozen=True)
+class CpuCapacity:
+    """Kueue's `cpu` flavor: CPU and memory of every workload (GPU jobs' too), and the CPU pools CPU-only pods use."""
+
+    pools: list[CpuPoolCapacity]
+    cpu_by_team: dict[str, str]
+    memory_by_team: dict[str, str]
+    # Every user pool (GPU and CPU) at max scale: what the teams' CPU and memory quota is bounded by.
+    user_pools_vcpus_at_max: int
+    user_pools_memory_gib_at_max: int
+
+    @property
+    def cpu_only_vcpus_at_max(self) -> int:
+        """What CPU-only pods can use at most: the CPU pools' cores (GPU nodes are tainted against them)."""
+        return sum(pool.vcpus_at_max for pool in self.pools)
+
+
+def cpu_capacity(platform: Platform) -> CpuCapacity:
+    gpu_vcpus = sum(pool.vcpus_per_node * pool.max_nodes for pool in platform.pools)
+    gpu_memory = sum(pool.memory_gib_per_node * pool.max_nodes for pool in platform.pools)
+    pools = [
+        CpuPoolCapacity(
+            pool=facts.name,
+            vm_size=facts.vm_size,
+            vcpus_per_node=facts.vcpus_per_node,
+            memory_gib_per_node=facts.memory_gib_per_node,
+            min_nodes=facts.min_nodes,
+            max_nodes=facts.max_nodes,
+            vcpus_at_max=facts.vcpus_at_max,
+            memory_gib_at_max=facts.memory_gib_at_max,
+            spot=facts.spot,
+        )
+        for facts in platform.cpu_pools
+    ]
+    return CpuCapacity(
+        pools=pools,
+        cpu_by_team={team.name: team.settings.cpu for team in platform.teams},
+        memory_by_team={team.name: team.settings.memory for team in platform.teams},
+        user_pools_vcpus_at_max=gpu_vcpus + sum(pool.vcpus_at_max for pool in pools),
+        user_pools_memory_gib_at_max=gpu_memory + sum(pool.memory_gib_at_max for pool in pools),
+    )

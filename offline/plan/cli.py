@@ -23,7 +23,7 @@ from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.model.platform import Platform, build_platform
 from offline.harness.engine import ProgramRun, run_stack
-from offline.plan.console import node_pool_table, resource_tree
+from offline.plan.console import cpu_pool_table, node_pool_table, resource_tree
 from offline.plan.policy import (
     PolicyConfig,
     PolicyConfigError,
@@ -124,6 +124,8 @@ def main(argv: Sequence[str]) -> int:
         print("\n".join(resource_tree(run)))
     print("\nGPU node pools:")
     print("\n".join(node_pool_table(run)))
+    print("\nCPU node pools (where CPU-only pods run):")
+    print("\n".join(cpu_pool_table(run)))
     print("\nexports: " + ", ".join(sorted(f"{k} (secret)" if k in run.secret_outputs else k for k in run.outputs)))
     for violation in violations:
         print(f"  {violation.enforcement}: [{violation.policy}] {violation.message}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from offline.harness.engine import CapturedResource, ProgramRun
 
@@ -50,7 +50,7 @@ def object_name(resource: CapturedResource) -> str:
 def node_pool_table(run: ProgramRun) -> list[str]:
     """The exported node-pool summary as an aligned table."""
     header = ("pool", "vm size", "gpu", "per node", "nodes", "at max scale")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for pool in run.outputs.get("nodePools", []):
         per_node = f"{int(pool['resourcesPerNode'])} x {pool['gpuResource']}"
         rows.append(
@@ -63,7 +63,28 @@ def node_pool_table(run: ProgramRun) -> list[str]:
                 f"{int(pool['capacityAtMax'])} {pool['gpuResource']}",
             )
         )
-    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    return _aligned(rows)
+
+
+def cpu_pool_table(run: ProgramRun) -> list[str]:
+    """The exported CPU-pool summary as an aligned table."""
+    rows = [("pool", "vm size", "vCPUs per node", "nodes", "at max scale", "spot")]
+    for pool in run.outputs.get("cpuPools", []):
+        rows.append(
+            (
+                pool["name"],
+                pool["vmSize"],
+                str(int(pool["vcpusPerNode"])),
+                f"{int(pool['minCount'])}..{int(pool['maxCount'])}",
+                f"{int(pool['vcpusAtMax'])} vCPUs",
+                "yes" if pool["spot"] else "no",
+            )
+        )
+    return _aligned(rows)
+
+
+def _aligned(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     return [
         "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
     ]

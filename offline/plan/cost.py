@@ -124,6 +124,12 @@ def cost(platform: Platform, table: dict[str, Any] | None = None) -> CostEstimat
             )
             for pool in platform.pools
         ),
+        *(
+            pool_cost(
+                pool.name, pool.vm_size, pool.spot, pool.min_nodes, pool.max_nodes, warm_reason(pool.min_nodes, None)
+            )
+            for pool in platform.cpu_pools
+        ),
     ]
     return CostEstimate(
         currency=table["currency"],

@@ -70,6 +70,6 @@ def render_create_time(stack: str, timing: CreateTime) -> str:
     return (
         f"# Modeled create time of stack {stack}\n\n"
         f"A first `pulumi up` takes about **{timing.minutes:.0f} minutes** along this critical path (durations are "
-        "the dated planning model in offline/plan/durations.yaml, not measurements; GPU pools are created one after "
-        "another because AKS refuses concurrent agent-pool operations).\n\n" + "\n".join(rows) + "\n"
+        "the dated planning model in offline/plan/durations.yaml, not measurements; GPU and CPU pools are created one "
+        "after another because AKS refuses concurrent agent-pool operations).\n\n" + "\n".join(rows) + "\n"
     )

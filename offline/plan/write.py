@@ -21,7 +21,7 @@ from components.workloads.nccl import nccl_allreduce_jobs
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import serving_workloads
 from offline.harness.engine import ProgramRun
-from offline.plan.capacity import FlavorCapacity, capacity
+from offline.plan.capacity import CpuCapacity, FlavorCapacity, capacity, cpu_capacity
 from offline.plan.cost import CostEstimate, cost, render_cost
 from offline.plan.create_time import CreateTime, modeled_create_time, render_create_time
 from offline.plan.inventory import helm_releases, inventory, kubernetes_objects, storage_account_name
@@ -74,7 +74,8 @@ def write_plan(
         write_documents(out / folder, documents)
     write_workloads(out / "workloads", plan_workloads(platform, storage_account_name(run)))
     flavors = capacity(platform)
-    write_capacity(out, stack, flavors)
+    cpu = cpu_capacity(platform)
+    write_capacity(out, stack, flavors, cpu)
     estimate = cost(platform)
     (out / "cost.json").write_text(json.dumps(estimate.as_json(), indent=2) + "\n")
     (out / "cost.md").write_text(render_cost(stack, estimate))
@@ -88,6 +89,7 @@ def write_plan(
         "resources": len(items),
         "kubernetesObjects": len(objects),
         "gpuAtMax": {f.flavor: f"{f.capacity_at_max} {f.gpu_resource}" for f in flavors},
+        "cpuPoolsAtMax": {p.pool: f"{p.vcpus_at_max} vCPUs, {p.memory_gib_at_max} GiB" for p in cpu.pools},
         "monthlyAtIdle": round(estimate.monthly_at_idle),
         "monthlyAtMax": round(estimate.monthly_at_max),
         "createMinutes": timing.minutes,
@@ -152,7 +154,34 @@ def _capacity_row(f: FlavorCapacity) -> tuple[Any, ...]:
     )
 
 
-def write_capacity(out: Path, stack: str, flavors: list[FlavorCapacity]) -> None:
+CPU_POOL_COLUMNS = ("CPU pool", "vm size", "vCPUs / memory per node", "nodes", "at max scale", "spot")
+
+
+def _cpu_section(cpu: CpuCapacity) -> str:
+    rows = (
+        (
+            p.pool,
+            p.vm_size,
+            f"{p.vcpus_per_node} / {p.memory_gib_per_node} GiB",
+            f"{p.min_nodes}..{p.max_nodes}",
+            f"{p.vcpus_at_max} vCPUs, {p.memory_gib_at_max} GiB",
+            "yes: only pods that tolerate the spot taint" if p.spot else "-",
+        )
+        for p in cpu.pools
+    )
+    quotas = ", ".join(f"{team} {cpu.cpu_by_team[team]} CPU / {cpu.memory_by_team[team]}" for team in cpu.cpu_by_team)
+    pools = _table(CPU_POOL_COLUMNS, rows) if cpu.pools else "No CPU pool: CPU-only pods have no node to run on.\n"
+    return (
+        "\n## CPU pools (Kueue flavor `cpu`)\n\n"
+        "CPU-only pods run on these untainted pools only; the `cpu` flavor also holds the CPU and memory of GPU jobs, "
+        "which run on their GPU pools.\n\n"
+        + pools
+        + f"\nTeams' `cpu` flavor quota: {quotas}. Every user pool at max scale: {cpu.user_pools_vcpus_at_max} vCPUs, "
+        f"{cpu.user_pools_memory_gib_at_max} GiB; CPU pools alone: {cpu.cpu_only_vcpus_at_max} vCPUs.\n"
+    )
+
+
+def write_capacity(out: Path, stack: str, flavors: list[FlavorCapacity], cpu: CpuCapacity) -> None:
     extra = [
         {"nominalTotal": f.nominal_total, "unassigned": f.unassigned, "withoutTeamQuota": f.without_team_quota}
         for f in flavors
@@ -160,8 +189,13 @@ def write_capacity(out: Path, stack: str, flavors: list[FlavorCapacity]) -> None
     (out / "capacity.json").write_text(
         json.dumps([{**asdict(f), **more} for f, more in zip(flavors, extra, strict=True)], indent=2) + "\n"
     )
+    (out / "cpu-capacity.json").write_text(
+        json.dumps({**asdict(cpu), "cpuOnlyVcpusAtMax": cpu.cpu_only_vcpus_at_max}, indent=2) + "\n"
+    )
     (out / "capacity.md").write_text(
-        f"# GPU capacity and quotas of stack {stack}\n\n" + _table(CAPACITY_COLUMNS, map(_capacity_row, flavors))
+        f"# Capacity and quotas of stack {stack}\n\n## GPU flavors\n\n"
+        + _table(CAPACITY_COLUMNS, map(_capacity_row, flavors))
+        + _cpu_section(cpu)
     )
 
 
@@ -179,6 +213,7 @@ def render_summary(stack: str, summary: Mapping[str, Any], estimate: CostEstimat
         f"## aks-mlops offline plan: {stack}\n\n"
         f"- {summary['resources']} resources, {summary['kubernetesObjects']} Kubernetes objects\n"
         + "".join(f"- flavor {name}: {cap} at max scale\n" for name, cap in summary["gpuAtMax"].items())
+        + "".join(f"- CPU pool {name}: {cap} at max scale\n" for name, cap in summary["cpuPoolsAtMax"].items())
         + f"- estimated {estimate.currency} {estimate.monthly_at_idle:,.0f}/month at idle, "
         f"{estimate.monthly_at_max:,.0f}/month at max scale ({estimate.region_note})\n"
         f"- first `pulumi up`: about {timing.minutes:.0f} minutes (modeled critical path, create-time.md)\n"

@@ -1,5 +1,6 @@
-"""Node pools: GPU pools are tainted User pools the autoscaler sizes, Spot pools declare the taint AKS gives their
-nodes, and inference pools run on regular VMs behind the serving taint their Kueue flavor requires.
+"""Node pools: user pools (GPU and CPU) are sized by the autoscaler, GPU pools are tainted User pools, CPU pools stay
+reachable for pods that tolerate nothing, Spot pools declare the taint AKS gives their nodes, and inference pools run
+on regular VMs behind the serving taint their Kueue flavor requires.
 
 Resource rules on each AgentPool. The taints and the inference role are the program's own (`components.core.
 scheduling`), so a pool the program builds and the rule that checks it name them alike.
@@ -36,31 +37,55 @@ gpu_pool_user_mode_tainted = ResourceValidationPolicy(
 )
 
 
-def _gpu_pool_autoscaling(args: ResourceValidationArgs, report: Report) -> None:
-    if args.resource_type != AGENT_POOL or not is_gpu_pool(args.props):
+def _is_user_pool(args: ResourceValidationArgs) -> bool:
+    return args.resource_type == AGENT_POOL and args.props.get("mode") == "User"
+
+
+def _user_pool_autoscaling(args: ResourceValidationArgs, report: Report) -> None:
+    if args.resource_type != AGENT_POOL or not (is_gpu_pool(args.props) or _is_user_pool(args)):
         return
+    kind = "GPU pool" if is_gpu_pool(args.props) else "user pool"
     props = args.props
     if not props.get("enableAutoScaling"):
-        report(f"GPU pool {args.name} does not autoscale; set enableAutoScaling with minCount/maxCount")
+        report(f"{kind} {args.name} does not autoscale; set enableAutoScaling with minCount/maxCount")
         return
     with part():
         low, high = props.get("minCount"), props.get("maxCount")
         if low is None or high is None or low > high:
             report(
-                f"GPU pool {args.name} has minCount {whole(low)} and maxCount {whole(high)}; minCount must be <= "
-                "maxCount"
+                f"{kind} {args.name} has minCount {whole(low)} and maxCount {whole(high)}; minCount must be <= maxCount"
             )
     if "count" not in (args.opts.ignore_changes or []):
         report(
-            f"GPU pool {args.name} does not ignore changes to count; add ignore_changes=['count'] so `up` "
-            "never overwrites the autoscaler"
+            f"{kind} {args.name} does not ignore changes to count; add ignore_changes=['count'] so `up` never "
+            "overwrites the autoscaler"
         )
 
 
-gpu_pool_autoscaling = ResourceValidationPolicy(
-    name="gpu-pool-autoscaling",
-    description="GPU pools autoscale with minCount <= maxCount and leave `count` to the autoscaler.",
-    validate=decides_on_known_values(_gpu_pool_autoscaling),
+user_pool_autoscaling = ResourceValidationPolicy(
+    name="user-pool-autoscaling",
+    description="User pools (GPU and CPU) autoscale with minCount <= maxCount and leave `count` to the autoscaler.",
+    validate=decides_on_known_values(_user_pool_autoscaling),
+)
+
+
+def _cpu_pool_reachable(args: ResourceValidationArgs, report: Report) -> None:
+    if not _is_user_pool(args) or is_gpu_pool(args.props):
+        return
+    taints = [Taint.parse(str(t)) for t in as_list(args.props.get("nodeTaints"))]
+    blocking = [t for t in taints if t is not None and t != SPOT_TAINT and t.effect in ("NoSchedule", "NoExecute")]
+    if blocking:
+        report(
+            f"CPU pool {args.name} is tainted {', '.join(str(t) for t in blocking)}; Kueue's cpu flavor hands CPU-only "
+            "pods no toleration, so they could never land on it and every other pool is tainted too: remove the taint "
+            "(a spot pool keeps only the spot taint)"
+        )
+
+
+cpu_pool_reachable = ResourceValidationPolicy(
+    name="cpu-pool-reachable",
+    description="CPU user pools carry no taint but the spot one, so the CPU-only pods Kueue admits can land on them.",
+    validate=decides_on_known_values(_cpu_pool_reachable),
 )
 
 
@@ -114,7 +139,8 @@ inference_pools_tainted = ResourceValidationPolicy(
 
 POLICIES = [
     gpu_pool_user_mode_tainted,
-    gpu_pool_autoscaling,
+    user_pool_autoscaling,
+    cpu_pool_reachable,
     spot_pool_taint,
     inference_pools_not_spot,
     inference_pools_tainted,

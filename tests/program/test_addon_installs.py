@@ -49,7 +49,9 @@ def test_prod_operator_release_depends_on_its_mig_config(stack_runs: dict[str, P
     layouts = yaml.safe_load(config_map.inputs["data"]["config.yaml"])["mig-configs"]
     pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type("azure-native:containerservice:AgentPool")}
     assert pools["a100mig"]["nodeLabels"]["nvidia.com/mig.config"] in layouts
-    assert all(pool["gpuProfile"]["driver"] == "None" for pool in pools.values())
+    gpu_pools = [pool for pool in pools.values() if pool["nodeLabels"].get("accelerator") == "nvidia"]
+    assert len(gpu_pools) == 4
+    assert all(pool["gpuProfile"]["driver"] == "None" for pool in gpu_pools)
 
 
 def test_kustomization_is_pinned_by_tag_over_https(stack_runs: dict[str, ProgramRun]) -> None:

@@ -26,10 +26,15 @@ def pools_by_name(run: ProgramRun) -> dict[str, CapturedResource]:
     return {r.inputs["agentPoolName"]: r for r in run.of_type(POOL)}
 
 
-def test_gpu_pools_are_created_one_after_another_in_name_order(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
+def test_user_pools_are_created_one_after_another_gpu_then_cpu_in_name_order(
+    stack: str, stack_runs: dict[str, ProgramRun], stack_config: dict
+) -> None:
     run = stack_runs[stack]
     pools = pools_by_name(run)
-    names = sorted(pools)
+    gpu_names = sorted(pool["name"] for pool in stack_config["aks-mlops:gpuPools"])
+    cpu_names = sorted(pool["name"] for pool in stack_config["aks-mlops:cpuPools"])
+    names = [*gpu_names, *cpu_names]
+    assert sorted(pools) == sorted(names)
     first = pools[names[0]]
     cluster_writes = {r.urn for r in (*run.of_type(MAINTENANCE), *run.of_type(ASSOCIATION))}
     assert len(cluster_writes) == 4
@@ -56,7 +61,8 @@ def test_reordering_the_pools_keeps_the_chain() -> None:
         chains.append(
             {name: sorted(urn_name[d] for d in r.dependencies if d in urn_name) for name, r in by_name.items()}
         )
-    assert chains[0] == chains[1] == {"alpha": [], "mid": ["alpha"], "zeta": ["mid"]}
+    # The default CPU pool follows the GPU pools.
+    assert chains[0] == chains[1] == {"alpha": [], "mid": ["alpha"], "zeta": ["mid"], "cpu": ["zeta"]}
 
 
 def team_resources(run: ProgramRun, type_token: str) -> list[CapturedResource]:

@@ -123,9 +123,9 @@ def test_each_gpu_flavor_selects_and_tolerates_exactly_its_pool(
 ) -> None:
     run = stack_runs[stack]
     flavors = objects_by_kind(run, "ResourceFlavor")
-    pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(AGENT_POOL_TYPE)}
     configured = [p["name"] for p in config(stack_config, "gpuPools")]
-    assert set(pools) == set(configured)
+    pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(AGENT_POOL_TYPE)}
+    assert set(pools) == {*configured, *(p["name"] for p in config(stack_config, "cpuPools"))}
     assert set(flavors) == {"cpu", *configured}
     for name in configured:
         spec = flavors[name]["spec"]
@@ -147,6 +147,29 @@ def test_each_gpu_flavor_selects_and_tolerates_exactly_its_pool(
             assert taint_toleration(SPOT_TAINT) in spec["tolerations"]
     # The CPU flavor must not narrow placement: no labels, no tolerations.
     assert flavors["cpu"]["spec"] == {}
+
+
+def test_a_cpu_only_pod_admitted_on_the_cpu_flavor_fits_exactly_the_cpu_pools(
+    stack: str, stack_runs: dict[str, ProgramRun], stack_config: dict[str, Any]
+) -> None:
+    """Kueue adds the `cpu` flavor's node labels and tolerations to a CPU-only pod it admits (none); the scheduler then
+    places it on a node whose labels match and whose NoSchedule/NoExecute taints it tolerates: the nodes of every
+    pool the stack creates, the inline System pool included, are checked the way the scheduler would."""
+    run = stack_runs[stack]
+    flavor = objects_by_kind(run, "ResourceFlavor")["cpu"]["spec"]
+    tolerations = flavor.get("tolerations", [])
+    (cluster,) = run.of_type("azure-native:containerservice:ManagedCluster")
+    pools = [*cluster.inputs["agentPoolProfiles"], *(r.inputs for r in run.of_type(AGENT_POOL_TYPE))]
+    assert len(pools) == 1 + len(config(stack_config, "gpuPools")) + len(config(stack_config, "cpuPools"))
+
+    def hosts(pool: dict[str, Any]) -> bool:
+        labels = {**pool.get("nodeLabels", {}), "agentpool": pool.get("agentPoolName", pool.get("name"))}
+        blocking = [t for t in pool.get("nodeTaints", []) if not t.endswith(":PreferNoSchedule")]
+        tolerated = all(taint_toleration(taint) in tolerations for taint in blocking)
+        return tolerated and all(labels.get(key) == value for key, value in flavor.get("nodeLabels", {}).items())
+
+    landing = sorted(pool.get("agentPoolName", pool.get("name")) for pool in pools if hosts(pool))
+    assert landing == sorted(p["name"] for p in config(stack_config, "cpuPools"))
 
 
 def configured_quota(value: int | dict[str, int]) -> dict[str, int]:

@@ -172,10 +172,14 @@ def test_gpu_node_alert_matches_the_label_every_gpu_pool_carries(stack: str, sta
     run = stack_runs[stack]
     expression = next(r["expression"] for r in alert_group(run).inputs["rules"] if r["alert"] == "GpuNodeNotReady")
     (value,) = re.findall(r'kube_node_labels\{label_accelerator="([^"]+)"\}', expression)
-    pools = run.of_type(AGENT_POOL)
-    assert pools
+    gpu_pools = {pool["name"] for pool in load_stack_config(stack)["aks-mlops:gpuPools"]}
+    pools = [pool for pool in run.of_type(AGENT_POOL) if pool.inputs["agentPoolName"] in gpu_pools]
+    assert len(pools) == len(gpu_pools)
     for pool in pools:
         assert pool.inputs["nodeLabels"]["accelerator"] == value, pool.name
+    # CPU pools are no GPU nodes: the alert's selector leaves them out.
+    cpu_pools = [pool for pool in run.of_type(AGENT_POOL) if pool.inputs["agentPoolName"] not in gpu_pools]
+    assert cpu_pools and all("accelerator" not in pool.inputs["nodeLabels"] for pool in cpu_pools)
 
 
 def test_container_insights_uses_managed_identity_and_the_log_workspace(stack: str, stack_runs, stack_config) -> None:

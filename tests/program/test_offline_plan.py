@@ -90,7 +90,8 @@ def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(offline_p
     hours = PRICES["hoursPerMonth"]
     system = config["aks-mlops:systemPool"]
     (spot_pool, serving_pool) = config["aks-mlops:gpuPools"]
-    assert (spot_pool.get("spot"), serving_pool["workload"]) == (True, "inference")
+    (cpu_pool,) = config["aks-mlops:cpuPools"]
+    assert (spot_pool.get("spot"), serving_pool["workload"], cpu_pool["minCount"]) == (True, "inference", 0)
     # dev at idle: the System pool and the inference pool at their minimum (the spot training pool scales to zero)
     # and a Free control plane.
     serving_hourly = prices[serving_pool["vmSize"]]
@@ -103,11 +104,33 @@ def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(offline_p
         prices[system["vmSize"]] * hours * system["maxCount"]
         + spot_hourly * hours * spot_pool["maxCount"]
         + serving_hourly * hours * serving_pool["maxCount"]
+        + prices[cpu_pool["vmSize"]] * hours * cpu_pool["maxCount"]
     )
     assert estimate["monthlyAtMax"] == pytest.approx(expected_max)
     assert estimate["priceTable"]["date"] == PRICES["date"]
     assert (estimate["priceTable"]["region"], estimate["priceTable"]["pricedRegion"]) == (region, region)
     assert estimate["costModelOverrides"] == []
+
+
+def test_capacity_report_lists_the_cpu_pools_and_the_teams_cpu_quota(offline_plans) -> None:
+    config = load_stack_config("prod")
+    report = json.loads((offline_plans["prod"].out / "cpu-capacity.json").read_text())
+    sizes = {pool["name"]: find_vm_size(pool["vmSize"]) for pool in config["aks-mlops:cpuPools"]}
+    assert [pool["pool"] for pool in report["pools"]] == ["cpu", "cpumem"]
+    for row, pool in zip(report["pools"], config["aks-mlops:cpuPools"], strict=True):
+        vm = sizes[pool["name"]]
+        assert (row["vcpus_at_max"], row["memory_gib_at_max"]) == (
+            vm.vcpus * pool["maxCount"],
+            vm.memory_gib * pool["maxCount"],
+        )
+    assert report["cpu_by_team"] == {team["name"]: str(team["cpu"]) for team in config["aks-mlops:teams"]}
+    assert report["cpuOnlyVcpusAtMax"] == sum(
+        vm.vcpus * p["maxCount"] for p, vm in zip(config["aks-mlops:cpuPools"], sizes.values(), strict=True)
+    )
+    gpu_vcpus = sum(find_vm_size(p["vmSize"]).vcpus * p["maxCount"] for p in config["aks-mlops:gpuPools"])
+    assert report["user_pools_vcpus_at_max"] == gpu_vcpus + report["cpuOnlyVcpusAtMax"]
+    markdown = (offline_plans["prod"].out / "capacity.md").read_text()
+    assert "| cpumem | Standard_E16ds_v5 | 16 / 128 GiB | 0..4 | 64 vCPUs, 512 GiB | - |" in markdown
 
 
 def test_cost_report_shows_the_warm_mig_node_and_why(offline_plans) -> None:
@@ -124,8 +147,9 @@ def test_cost_report_shows_the_warm_mig_node_and_why(offline_plans) -> None:
 def test_create_time_is_modeled_with_gpu_pools_one_after_another(offline_plans, stack_runs) -> None:
     timing = json.loads((offline_plans["prod"].out / "create-time.json").read_text())
     steps = [name for name, _, _ in timing["criticalPath"]]
-    # prod's four pools are created in sequence (name order), after the cluster and its add-on associations.
-    assert steps[-4:] == ["a100-pool", "a100mig-pool", "a100serve-pool", "h100-pool"]
+    # prod's four GPU pools, then its two CPU pools, are created in sequence (each kind in name order), after the
+    # cluster and its add-on associations.
+    assert steps[-6:] == ["a100-pool", "a100mig-pool", "a100serve-pool", "h100-pool", "cpu-pool", "cpumem-pool"]
     assert "platform-cluster" in steps
     assert timing["minutes"] == pytest.approx(sum(minutes for _, _, minutes in timing["criticalPath"]))
     assert f"about {timing['minutes']:.0f} minutes" in (offline_plans["prod"].out / "summary.md").read_text()

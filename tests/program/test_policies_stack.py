@@ -391,7 +391,7 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
     stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
     cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
-    assert len(ALL_POLICIES) == len(POLICIES) == 43, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 44, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]

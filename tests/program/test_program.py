@@ -24,7 +24,8 @@ def pools_by_name(run: ProgramRun) -> dict[str, dict]:
 def test_every_configured_gpu_pool_becomes_one_separate_user_pool(stack: str, stack_runs, stack_config) -> None:
     configured = {pool["name"]: pool for pool in stack_config["aks-mlops:gpuPools"]}
     created = pools_by_name(stack_runs[stack])
-    assert set(created) == set(configured)
+    cpu_pools = {pool["name"] for pool in stack_config["aks-mlops:cpuPools"]}
+    assert set(created) == set(configured) | cpu_pools
     for name, pool in configured.items():
         inputs = created[name]
         assert inputs["mode"] == "User"
@@ -43,6 +44,27 @@ def test_every_configured_gpu_pool_becomes_one_separate_user_pool(stack: str, st
     # The cluster keeps exactly one inline pool: the System pool.
     (cluster,) = stack_runs[stack].of_type("azure-native:containerservice:ManagedCluster")
     assert [p["mode"] for p in cluster.inputs["agentPoolProfiles"]] == ["System"]
+
+
+def test_every_configured_cpu_pool_becomes_an_untainted_user_pool(stack: str, stack_runs, stack_config) -> None:
+    configured = {pool["name"]: pool for pool in stack_config["aks-mlops:cpuPools"]}
+    assert configured, "both stacks give CPU-only work a pool"
+    created = pools_by_name(stack_runs[stack])
+    for name, pool in configured.items():
+        inputs = created[name]
+        vm = find_vm_size(pool["vmSize"])
+        assert vm is not None and not vm.is_gpu
+        assert inputs["mode"] == "User"
+        assert inputs["vmSize"] == pool["vmSize"]
+        assert inputs["minCount"] == pool.get("minCount", 0) == inputs["count"]
+        assert inputs["maxCount"] == pool["maxCount"]
+        assert inputs["enableAutoScaling"] is True
+        # Untainted: the CPU-only pods Kueue admits on its `cpu` flavor tolerate nothing.
+        assert inputs["nodeTaints"] == []
+        assert inputs["nodeLabels"] == {"workload": "cpu"}
+        assert "gpuProfile" not in inputs and "gpuInstanceProfile" not in inputs
+        assert inputs["scaleSetPriority"] == "Regular"
+        assert inputs["tags"]["workload"] == "cpu"
 
 
 def test_no_agent_pool_lets_the_next_up_overwrite_the_autoscaler(stack: str, stack_runs) -> None:

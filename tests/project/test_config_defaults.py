@@ -24,6 +24,7 @@ REFERENCE = (PROJECT_DIR / "docs" / "configuration.md").read_text()
 SECTION_MARKERS = {
     "systemPool": "`systemPool` fields:",
     "gpuPools[]": "`gpuPools[]` fields:",
+    "cpuPools[]": "`cpuPools[]` fields:",
     "autoUpgradeWindow": "Maintenance window fields:",
     "autoscalerProfile": "`autoscalerProfile`:",
     "kueue": "| `kueue` |",
@@ -107,6 +108,9 @@ def test_reference_states_every_top_level_default(spec: defaults.KeySpec) -> Non
     elif isinstance(spec.default, dict) and spec.default:
         # The maintenance windows: the reference summarises the day and start time.
         assert all(str(value) in cell for value in spec.default.values()), cell
+    elif isinstance(spec.default, list) and spec.default and isinstance(spec.default[0], dict):
+        # The default CPU pool: the reference summarises its name, size and node counts.
+        assert all(str(value) in cell for entry in spec.default for value in entry.values()), cell
     else:
         value = "{}" if spec.default == {} else rendered(spec.default)
         assert cell == f"`{value}`"

@@ -176,38 +176,53 @@ def test_the_stacks_pin_a_minor_of_the_table() -> None:
         assert version in [entry.minor for entry in AKS_KUBERNETES_MINORS]
 
 
-# --- teams' CPU and memory against the GPU pools ------------------------------------------------------------
+# --- teams' CPU and memory against the user pools (GPU and CPU) -----------------------------------------------
+
+# Two D4ds_v5 nodes (4 vCPUs, 16 GiB each) beside gpu_pool()'s two T4 nodes (8 vCPUs, 56 GiB each).
+SMALL_CPU_POOL = {"name": "cpu", "vmSize": "Standard_D4ds_v5", "maxCount": 2}
 
 
 @pytest.mark.parametrize(
     ("key", "value", "problem"),
     [
-        pytest.param("cpu", 17, "is more CPU than all GPU pools together have at max scale: 16 vCPUs", id="cpu-17"),
-        pytest.param("cpu", "16500m", "16 vCPUs (t4: 2 nodes x 8 vCPUs)", id="cpu-millicores"),
-        pytest.param("cpu", 10000, "16 vCPUs", id="cpu-absurd"),
+        pytest.param("cpu", 25, "is more CPU than all user pools together have at max scale: 24 vCPUs", id="cpu-25"),
+        pytest.param("cpu", "24500m", "24 vCPUs (t4: 2 nodes x 8 vCPUs, cpu: 2 nodes x 4 vCPUs)", id="cpu-millicores"),
+        pytest.param("cpu", 10000, "24 vCPUs", id="cpu-absurd"),
         pytest.param(
-            "memory", "113Gi", "is more memory than all GPU pools together have at max scale: 112 GiB", id="memory"
+            "memory", "145Gi", "is more memory than all user pools together have at max scale: 144 GiB", id="memory"
         ),
-        pytest.param("memory", "1Ti", "112 GiB (t4: 2 nodes x 56 GiB)", id="memory-1Ti"),
+        pytest.param("memory", "1Ti", "144 GiB (t4: 2 nodes x 56 GiB, cpu: 2 nodes x 16 GiB)", id="memory-1Ti"),
     ],
 )
-def test_a_team_quota_beyond_every_gpu_pool_is_refused(key: str, value: Any, problem: str) -> None:
-    error = load_error(dev_raw(teams=[team(gpuQuota={"t4": 2}, **{key: value})]), f"teams[0].{key}")
+def test_a_team_quota_beyond_every_user_pool_is_refused(key: str, value: Any, problem: str) -> None:
+    config = dev_raw(cpuPools=[SMALL_CPU_POOL], teams=[team(gpuQuota={"t4": 2}, **{key: value})])
+    error = load_error(config, f"teams[0].{key}")
     assert problem in error.problem
-    assert "the teams' pods run only on GPU pools (the System pool is reserved for add-ons)" in error.problem
+    assert "the teams' pods run only on GPU and CPU pools (the System pool is reserved for add-ons)" in error.problem
 
 
-def test_a_team_quota_up_to_every_gpu_pool_is_accepted() -> None:
-    [loaded] = load_settings(dev_raw(teams=[team(gpuQuota={"t4": 2}, cpu=16, memory="112Gi")])).teams
-    assert (loaded.cpu, loaded.memory) == ("16", "112Gi")
+def test_a_team_quota_up_to_every_user_pool_is_accepted() -> None:
+    config = dev_raw(cpuPools=[SMALL_CPU_POOL], teams=[team(gpuQuota={"t4": 2}, cpu=24, memory="144Gi")])
+    [loaded] = load_settings(config).teams
+    assert (loaded.cpu, loaded.memory) == ("24", "144Gi")
+
+
+def test_without_cpu_pools_the_gpu_pools_alone_bound_the_quota() -> None:
+    [loaded] = load_settings(dev_raw(cpuPools=[], teams=[team(gpuQuota={"t4": 2}, cpu=16)])).teams
+    assert loaded.cpu == "16"
+    error = load_error(dev_raw(cpuPools=[], teams=[team(gpuQuota={"t4": 2}, cpu=17)]), "teams[0].cpu")
+    assert "16 vCPUs (t4: 2 nodes x 8 vCPUs)" in error.problem
 
 
 def test_every_gpu_pool_counts_not_only_those_the_team_has_gpu_quota_on() -> None:
     # CPU quota a team does not use is lent to the cohort, whose teams run on the other pools.
     pools = [gpu_pool(), gpu_pool(name="h100", vmSize=H100, maxCount=1)]
-    [loaded] = load_settings(dev_raw(gpuPools=pools, teams=[team(gpuQuota={"t4": 2}, cpu=100)])).teams
-    assert loaded.cpu == "100"
-    load_error(dev_raw(gpuPools=pools, teams=[team(gpuQuota={"t4": 2}, cpu=113)]), "teams[0].cpu")
+    # 2 x 8 (T4) + 1 x 96 (H100) + 2 x 4 (D4ds_v5) = 120 vCPUs.
+    config = dev_raw(gpuPools=pools, cpuPools=[SMALL_CPU_POOL], teams=[team(gpuQuota={"t4": 2}, cpu=120)])
+    [loaded] = load_settings(config).teams
+    assert loaded.cpu == "120"
+    config = dev_raw(gpuPools=pools, cpuPools=[SMALL_CPU_POOL], teams=[team(gpuQuota={"t4": 2}, cpu=121)])
+    load_error(config, "teams[0].cpu")
 
 
 def test_the_stacks_team_quotas_fit_their_pools() -> None:

@@ -216,10 +216,13 @@ def test_private_cluster_without_ranges_does_not_warn() -> None:
 
 
 def test_pod_cidr_must_hold_a_24_per_node_at_max_scale() -> None:
-    # /22 = four /24 node blocks; the minimal config can reach 3 system + 2 GPU nodes.
+    # /22 = four /24 node blocks; the minimal config can reach 3 system + 2 GPU nodes + 3 nodes of the default CPU pool.
     error = load_error(dev_raw(podCidr="10.244.0.0/22"), "podCidr")
-    assert "room for 4 nodes" in error.problem and "5 nodes" in error.problem
+    assert "room for 4 nodes" in error.problem and "8 nodes" in error.problem
     assert load_settings(dev_raw(podCidr="10.244.0.0/21")).network.pod_cidr == "10.244.0.0/21"
+    # Without CPU pools, 5 nodes: a /22 is still too small, and the error counts only system and GPU nodes.
+    error = load_error(dev_raw(podCidr="10.244.0.0/22", cpuPools=[]), "podCidr")
+    assert "5 nodes" in error.problem
 
 
 def test_custom_network_and_window() -> None:

@@ -64,8 +64,10 @@ def test_a_size_without_a_regional_price_is_priced_from_the_fallback_region_and_
         gpuPools=[mig_pool(vmSize="Standard_NC24ads_A100_v4")],
         teams=[team(gpuQuota={"mig": 7})],
     )
-    [_, mig] = cost(platform, TABLE).pools
+    [_, mig, cpu] = cost(platform, TABLE).pools
     assert (mig.hourly, mig.price_source) == (3.0, "eastus table (no westeurope price)")
+    # dev's CPU pool (Standard_D4ds_v5) has a westeurope price.
+    assert (cpu.pool, cpu.hourly, cpu.price_source) == ("cpu", 0.3, "westeurope table")
 
 
 def test_a_region_missing_from_the_table_is_named_in_the_report() -> None:
@@ -80,8 +82,9 @@ def test_warm_nodes_are_costed_with_their_reason() -> None:
         gpuPools=[gpu_pool(name="t4", minCount=0), mig_pool(vmSize="Standard_NC24ads_A100_v4")],
         teams=[team(gpuQuota={"t4": 1, "mig": 7})],
     )
-    system, t4, mig = cost(platform, TABLE).pools
+    system, t4, mig, cpu = cost(platform, TABLE).pools
     assert system.warm_reason.startswith("System pool")
+    assert (cpu.min_nodes, cpu.monthly_at_min, cpu.warm_reason) == (0, 0, "")
     assert (t4.monthly_at_min, t4.warm_reason) == (0, "")
     assert mig.monthly_at_min == pytest.approx(3.0 * 730)
     assert "cannot scale it up from zero" in mig.warm_reason
@@ -96,3 +99,20 @@ def test_a_warm_inference_pool_says_why_it_is_warm() -> None:
         "inference pool: the warm replicas of its serving teams (serving.warmReplicas), no cold start",
     )
     assert serve.monthly_at_min == pytest.approx(serve.hourly * 730)
+
+
+def test_cpu_pools_are_priced_like_gpu_pools_warm_and_spot_included() -> None:
+    platform = platform_for(
+        load_stack_config("dev"),
+        cpuPools=[
+            {"name": "etl", "vmSize": "Standard_D4ds_v5", "minCount": 1, "maxCount": 3},
+            {"name": "batch", "vmSize": "Standard_D4ds_v5", "maxCount": 4, "spot": True},
+        ],
+    )
+    by_name = {pool.pool: pool for pool in cost(platform, TABLE).pools}
+    etl, batch = by_name["etl"], by_name["batch"]
+    # westeurope D4ds_v5 at 0.3/hour, 730 hours.
+    assert (etl.hourly, etl.monthly_at_min, etl.monthly_at_max) == (0.3, pytest.approx(219), pytest.approx(657))
+    assert etl.warm_reason == "minCount above 0"
+    assert (batch.spot, batch.hourly, batch.monthly_at_min) == (True, pytest.approx(0.09), 0)
+    assert batch.monthly_at_max == pytest.approx(0.09 * 730 * 4)
