@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Protocol
 
+from components.core.allocatable import Allocatable, node_allocatable
 from components.core.catalog import VmSize
 from components.core.fabric import RDMA_RESOURCE, topology_levels
 from components.core.labels import (
@@ -57,6 +58,8 @@ class PoolShape(Protocol):
     def topology_aware_scheduling(self) -> bool: ...
     @property
     def zones(self) -> tuple[str, ...]: ...
+    @property
+    def max_pods(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class GpuPoolFacts:
     min_nodes: int
     max_nodes: int
     mig_slice: str | None
+    # At most what one node hands to pods (components.core.allocatable).
+    allocatable: Allocatable
     # Spot VMs: evictable at any time; jobs land here only if they ask (see queueing).
     spot: bool = False
     # Availability zones of the pool (empty: no zones).
@@ -195,6 +200,7 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         vcpus_per_node=pool.vm.vcpus,
         memory_gib_per_node=pool.vm.memory_gib,
         serving=serving,
+        allocatable=node_allocatable(pool.vm.vcpus, pool.vm.memory_gib, pool.max_pods),
     )
 
 
@@ -215,6 +221,8 @@ class CpuPoolShape(Protocol):
     def labels(self) -> Mapping[str, str]: ...
     @property
     def zones(self) -> tuple[str, ...]: ...
+    @property
+    def max_pods(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -237,6 +245,8 @@ class CpuPoolFacts:
     memory_gib_per_node: int
     min_nodes: int
     max_nodes: int
+    # At most what one node hands to pods (components.core.allocatable).
+    allocatable: Allocatable
     spot: bool = False
     zones: tuple[str, ...] = ()
 
@@ -281,4 +291,9 @@ def derive_cpu_pool_facts(pool: CpuPoolShape) -> CpuPoolFacts:
         max_nodes=pool.max_count,
         spot=pool.spot,
         zones=tuple(pool.zones),
+        allocatable=node_allocatable(pool.vm.vcpus, pool.vm.memory_gib, pool.max_pods),
     )
+
+
+# A user pool of either kind, for code that places pods on nodes (the workload checker).
+UserPoolFacts = GpuPoolFacts | CpuPoolFacts

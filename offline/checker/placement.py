@@ -16,7 +16,7 @@ from components.core.labels import (
     REGION_LABEL,
     ZONE_LABEL,
 )
-from components.core.pool_facts import GpuPoolFacts
+from components.core.pool_facts import GpuPoolFacts, UserPoolFacts
 from components.core.quantities import quantity_value
 from offline.checker.normalize import (
     INFERENCE_SERVICE_KIND,
@@ -83,7 +83,7 @@ def pod_gpus(spec: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def node_labels(facts: GpuPoolFacts) -> dict[str, str]:
+def node_labels(facts: UserPoolFacts) -> dict[str, str]:
     """The labels of a pool's nodes the checker knows: the pool's own, its selector, and what AKS always sets."""
     return {
         "kubernetes.io/os": "linux",
@@ -121,7 +121,7 @@ def expression_accepts(expression: Mapping[str, Any], labels: Mapping[str, str])
     return False
 
 
-def selector_accepts(spec: Mapping[str, Any], facts: GpuPoolFacts) -> bool:
+def selector_accepts(spec: Mapping[str, Any], facts: UserPoolFacts) -> bool:
     labels = node_labels(facts)
     selector = mapping(spec.get("nodeSelector"))
     return all(_unmodeled(str(key), labels) or labels.get(str(key)) == str(value) for key, value in selector.items())
@@ -137,7 +137,7 @@ def required_terms(spec: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     return [mapping(term) for term in terms] if isinstance(terms, list) else []
 
 
-def affinity_accepts(spec: Mapping[str, Any], facts: GpuPoolFacts) -> bool:
+def affinity_accepts(spec: Mapping[str, Any], facts: UserPoolFacts) -> bool:
     """Required node affinity: any term whose expressions all hold (a term of matchFields only, naming nodes,
     cannot be judged offline and is taken as satisfiable; an empty term matches nothing)."""
     terms = required_terms(spec)
@@ -153,7 +153,7 @@ def affinity_accepts(spec: Mapping[str, Any], facts: GpuPoolFacts) -> bool:
     return False
 
 
-def placement_accepts(spec: Mapping[str, Any], facts: GpuPoolFacts) -> bool:
+def placement_accepts(spec: Mapping[str, Any], facts: UserPoolFacts) -> bool:
     return selector_accepts(spec, facts) and affinity_accepts(spec, facts)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from components.core.naming import LOCAL_QUEUE
 from components.model.platform import Platform
+from offline.checker.hosting import check_pool_for_pod
 from offline.checker.jobs import (
     check_gang,
     check_installed,
@@ -45,6 +46,7 @@ ROLE_CHECKS = (
     check_requests_equal_limits,
     check_gpu_resources,
     check_placement,
+    check_pool_for_pod,
     check_gpus_per_node,
     check_priority_class,
     check_grace_period,

@@ -26,6 +26,7 @@ __all__ = [
     "PRIORITY_LABEL",
     "TRAINING",
     "changed",
+    "cpu_job",
     "deployment",
     "job",
     "job_labels",
@@ -328,3 +329,14 @@ def changed(manifest: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     else:
         node[last] = value
     return result
+
+
+def cpu_job(
+    settings: Settings, *, cpu: str = "1", memory: str = "1Gi", namespace: str = "team-a", name: str = "etl"
+) -> dict[str, Any]:
+    """A good CPU-only batch/v1 Job (the seed's first example: 1 CPU and 1Gi): no GPU, so Kueue admits it on the
+    `cpu` flavor and it runs on a CPU pool."""
+    manifest = job(settings, namespace=namespace, name=name, shm=False)
+    container = manifest["spec"]["template"]["spec"]["containers"][0]
+    container["resources"] = {"requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}}
+    return manifest

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from components.config.teams import TeamSettings
+from components.core.allocatable import node_allocatable
 from components.core.pool_facts import GpuPoolFacts
 from components.core.quotas import FlavorQuota, borrowing_headroom, gpu_hard_limits
 from tests.support.config import A100
@@ -52,6 +53,7 @@ def facts(name: str, resource: str, per_node: int, max_nodes: int) -> GpuPoolFac
         min_nodes=0,
         max_nodes=max_nodes,
         mig_slice=None,
+        allocatable=node_allocatable(24, 220, 110),
     )
 
 

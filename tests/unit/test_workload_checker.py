@@ -32,6 +32,7 @@ from tests.support.manifests import (
     BUILDERS,
     DELETE,
     changed,
+    cpu_job,
     deployment,
     job,
     jobset,
@@ -154,6 +155,29 @@ def runtime_patch_pool(pool: str) -> dict[str, Any]:
 RUNTIME_PATCH_KUEUE = {"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {}}}
 
 BAD = {
+    # pool-for-pod (offline.checker.hosting; more cases in test_workload_checker_hosting.py)
+    "cpu-job-larger-than-any-cpu-node": Bad(
+        "prod",
+        cpu_job(PROD, cpu="64", memory="300Gi"),
+        "pool-for-pod",
+        "spec.template.spec.containers",
+        "requests 64 CPU and 300.0 GiB per pod, more than a node of any CPU pool it can use holds (pool cpumem "
+        "(Standard_E16ds_v5) holds at most 15.74 CPU and 125.7 GiB per node)",
+        "ask the platform team for a CPU VM size larger than the catalog has",
+    ),
+    "gpu-pod-cpu-beyond-its-gpu-node": Bad(
+        "dev",
+        changed(
+            job(DEV),
+            f"{CONTAINER}.resources",
+            {"requests": {"nvidia.com/gpu": 1, "cpu": "12"}, "limits": {"nvidia.com/gpu": 1, "cpu": "12"}},
+        ),
+        "pool-for-pod",
+        "spec.template.spec.containers",
+        "requests 12 CPU and 1.0 GiB per pod, more than a node of the pools that would give it nvidia.com/gpu holds "
+        "(pool t4spot (Standard_NC8as_T4_v3) holds at most 7.82 CPU and 53.7 GiB per node)",
+        "lower the pod's CPU and memory requests to fit one node",
+    ),
     # installed
     "pytorchjob-without-the-v1-operator": Bad(
         "dev-v2-only",
@@ -536,6 +560,7 @@ def test_every_check_has_a_bad_case() -> None:
         "gpu-requests-limits",
         "gpu-resource",
         "node-placement",
+        "pool-for-pod",
         "gpus-per-node",
         "priority-class",
         "termination-grace",
