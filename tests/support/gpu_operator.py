@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+from components.core.labels import GPU_PRESENT_LABEL
+
 # The driver pod's optional containers and the NVIDIADriver field that turns each on.
 SIDECARS = (("nvidia-peermem-ctr", "rdma"), ("nvidia-fs-ctr", "gds"), ("nvidia-gdrcopy-ctr", "gdrcopy"))
 
