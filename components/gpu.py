@@ -119,7 +119,9 @@ def nvidia_driver(pool: GpuPoolFacts) -> dict[str, Any]:
             # The DaemonSet tolerates `nvidia.com/gpu` and these only (0500_daemonset.yaml): the pool's own taints.
             "tolerations": gpu_tolerations((pool,)),
             # nvidia-peermem loads against the DOCA-OFED driver the Network Operator runs on InfiniBand pools only
-            # (components.network); off elsewhere, where its container would wait for an OFED driver that never comes.
+            # (components.network). Off elsewhere: its container (`reload_nvidia_peermem`, ubuntu24.04/nvidia-driver of
+            # NVIDIA/gpu-driver-container, Aug 2026) waits for that driver's /run/mellanox/drivers/.driver-ready, which
+            # never appears there, so the driver pod would never become ready.
             "rdma": {"enabled": pool.infiniband},
         },
     }
