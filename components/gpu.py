@@ -5,6 +5,10 @@ twice): the NVIDIA device plugin on top of the AKS-installed driver, or the GPU 
 installs the driver itself (pools with `gpu_profile.driver = None`) and adds the MIG manager and
 the DCGM exporter. Tolerations and node affinity come from the pools' derived facts, so the
 DaemonSets run on exactly the GPU pools and tolerate exactly their taints.
+
+The operator's driver is set per pool, with one NVIDIADriver resource each (`nvidia_driver`), not in its
+ClusterPolicy: the ClusterPolicy's `driver.rdma.enabled` reaches every driver pod of the cluster, and only
+InfiniBand pools have the OFED driver that GPUDirect RDMA's `nvidia-peermem` needs.
 """
 
 from __future__ import annotations
@@ -19,14 +23,23 @@ import yaml
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
+from components.config.pools import DRIVER_FOR_SOFTWARE
 from components.core.labels import POD_SECURITY_ENFORCE_LABEL
 from components.core.naming import DEVICE_PLUGIN_NAMESPACE, GPU_OPERATOR_NAMESPACE
 from components.core.placement import gpu_node_affinity, gpu_tolerations, system_placement
 from components.core.pool_facts import GpuPoolFacts, mig_config_name
-from components.core.versions import GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN
+from components.core.versions import (
+    GPU_DRIVER_IMAGE,
+    GPU_DRIVER_REPOSITORY,
+    GPU_DRIVER_VERSION,
+    GPU_OPERATOR,
+    NVIDIA_DEVICE_PLUGIN,
+)
 from components.model.platform import Platform
 
 MIG_PARTED_CONFIG = "aks-mlops-mig-parted"
+NVIDIA_DRIVER_API = "nvidia.com/v1alpha1"
+GPU_OPERATOR_SOFTWARE = "gpu-operator"
 
 
 def device_plugin_values(pools: Sequence[GpuPoolFacts], mig_strategy: str) -> dict[str, Any]:
@@ -63,14 +76,67 @@ def mig_parted_config(pools: Sequence[GpuPoolFacts]) -> dict[str, Any]:
     }
 
 
+def operator_driver_pools(platform: Platform) -> tuple[GpuPoolFacts, ...]:
+    """The GPU pools whose NVIDIA driver the GPU Operator installs: those AKS leaves without one
+    (`gpuPools[].driver: None`, the only driver `gpuSoftware: gpu-operator` allows)."""
+    if platform.settings.gpu_software != GPU_OPERATOR_SOFTWARE:
+        return ()
+    driverless = {
+        pool.name for pool in platform.settings.gpu_pools if pool.driver == DRIVER_FOR_SOFTWARE[GPU_OPERATOR_SOFTWARE]
+    }
+    return tuple(pool for pool in platform.pools if pool.name in driverless)
+
+
+def nvidia_driver(pool: GpuPoolFacts) -> dict[str, Any]:
+    """The NVIDIADriver of one pool (CRD nvidia.com_nvidiadrivers.yaml at v26.7.0): the pinned driver on exactly the
+    pool's nodes, with GPUDirect RDMA where the pool has InfiniBand.
+
+    What the operator makes of it (GPU Operator v26.7.0): the node-labelling controller gives every GPU node to the
+    one non-default NVIDIADriver whose nodeSelector it matches (internal/nvidiadriver/nvidiadriver.go `AssignOwners`;
+    a node two of them match stops the assignment of every node, and with no default NVIDIADriver a node none matches
+    gets no driver), so each pool selects its own nodes by the `agentpool` label AKS sets and no two select the same.
+    The NVIDIADriver controller then runs one driver DaemonSet per OS version among those nodes
+    (internal/state/nodepool.go `getNodePools`), whose pod (manifests/state-driver/0500_daemonset.yaml) is the init
+    container `k8s-driver-manager` and the container `nvidia-driver-ctr`, both with GPU_DIRECT_RDMA_ENABLED=true only
+    when `rdma.enabled`, plus the container `nvidia-peermem-ctr` only when `rdma.enabled`. So an InfiniBand pool's
+    nodes run manager, driver and peermem, every other pool's nodes manager and driver only. The other
+    operands (toolkit, device plugin, MIG manager, DCGM exporter, validator) come from the ClusterPolicy and are the
+    same on every GPU pool; the validator checks peermem only where the node's driver pod enabled it
+    (cmd/nvidia-validator/main.go `validateAdditionalDriverComponents`)."""
+    return {
+        "apiVersion": NVIDIA_DRIVER_API,
+        "kind": "NVIDIADriver",
+        # Cluster-scoped, one per pool: pool names are unique.
+        "metadata": {"name": pool.name},
+        "spec": {
+            # Not the fallback driver: this one owns only the nodes its nodeSelector matches.
+            "default": False,
+            "driverType": "gpu",
+            "repository": GPU_DRIVER_REPOSITORY,
+            "image": GPU_DRIVER_IMAGE,
+            "version": GPU_DRIVER_VERSION,
+            "nodeSelector": dict(pool.selector),
+            # The DaemonSet tolerates `nvidia.com/gpu` and these only (0500_daemonset.yaml): the pool's own taints.
+            "tolerations": gpu_tolerations((pool,)),
+            # nvidia-peermem loads against the DOCA-OFED driver the Network Operator runs on InfiniBand pools only
+            # (components.network). Off elsewhere: its container (`reload_nvidia_peermem`, ubuntu24.04/nvidia-driver of
+            # NVIDIA/gpu-driver-container, Aug 2026) waits for that driver's /run/mellanox/drivers/.driver-ready, which
+            # never appears there, so the driver pod would never become ready.
+            "rdma": {"enabled": pool.infiniband},
+        },
+    }
+
+
 def gpu_operator_values(pools: Sequence[GpuPoolFacts], mig_strategy: str) -> dict[str, Any]:
     tolerations = gpu_tolerations(pools)
     placement = system_placement()
     return {
-        # The pools run with gpu_profile.driver = None: the operator installs driver and toolkit. With InfiniBand
-        # pools it also loads nvidia-peermem (`driver.rdma`), GPUDirect RDMA's module, against the DOCA-OFED driver
-        # the Network Operator installs (components.network; Azure/aks-rdma-infiniband configs/values/gpu-operator).
-        "driver": {"enabled": True, **({"rdma": {"enabled": True}} if any(p.infiniband for p in pools) else {})},
+        # The pools run with gpu_profile.driver = None: the operator installs driver and toolkit. The driver comes
+        # from the pools' NVIDIADriver resources (`nvidia_driver`): with `nvidiaDriverCRD.enabled` the ClusterPolicy
+        # deploys no driver DaemonSet (controllers/state_manager.go `step` skips state-driver at v26.7.0), and
+        # without `deployDefaultCR` the chart adds no fallback NVIDIADriver that would take a pool none selects.
+        # `driver.rdma` stays at the chart's default (false): it is per pool now.
+        "driver": {"enabled": True, "nvidiaDriverCRD": {"enabled": True, "deployDefaultCR": False}},
         # AKS keeps a version 2 containerd config; the toolkit must edit that file rather than a
         # `containerd config dump`, or containerd 2.x refuses the drop-in and the node goes NotReady.
         "toolkit": {"enabled": True, "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]},
@@ -135,4 +201,11 @@ class GpuSoftware(PlatformComponent):
                 gpu_operator_values(pools, mig_strategy),
                 self.child(provider=args.provider, depends_on=[namespace, mig_config]),
             )
+            # The NVIDIADriver CRD comes with the chart (deployments/gpu-operator/crds): the drivers wait for it.
+            for pool in operator_driver_pools(args.platform):
+                apply_manifest(
+                    f"{name}-nvidiadriver-{pool.name}",
+                    nvidia_driver(pool),
+                    self.child(provider=args.provider, depends_on=[self.release]),
+                )
         self.register_outputs({"release": self.release.name})

@@ -15,7 +15,8 @@ Sources of the keys that are not the platform's own:
 * Azure Workload Identity: the pod label its webhook acts on (azure-workload-identity pkg/webhook).
 * KServe v0.20.0: the InferenceService pod label (components/predictor.go buildObjectMeta) and the deployment-mode
   annotation (constants.DeploymentMode).
-* NVIDIA GPU Operator: the MIG manager's node label `nvidia.com/mig.config`.
+* NVIDIA GPU Operator: the MIG manager's node label `nvidia.com/mig.config`, and its GPU node label
+  `nvidia.com/gpu.present` (internal/consts GPUPresentLabel at v26.7.0).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ NVIDIA_ACCELERATOR = "nvidia"
 WORKLOAD_LABEL = "workload"
 # The GPU Operator's MIG manager partitions a node according to this label.
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+# The GPU Operator labels every node with an NVIDIA GPU so; an NVIDIADriver without nodeSelector selects it
+# (v26.7.0 api/nvidia/v1alpha1/nvidiadriver_types.go `GetNodeSelector`).
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 # Set by the memlock DaemonSet once containerd's locked-memory limit is lifted on an InfiniBand node
 # (components.network.memlock); the RDMA device plugin runs only on nodes carrying it.
 MEMLOCK_LABEL = "aks-mlops/rdma-memlock"

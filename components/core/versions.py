@@ -58,6 +58,12 @@ KUEUE = HelmChart("kueue", "0.19.2", "oci://registry.k8s.io/kueue/charts")
 NVIDIA_DEVICE_PLUGIN = HelmChart("nvidia-device-plugin", "0.20.0", "https://nvidia.github.io/k8s-device-plugin")
 # NVIDIA GPU Operator: driver, container toolkit, device plugin, MIG manager, DCGM exporter (v26.7.0, Aug 2026).
 GPU_OPERATOR = HelmChart("gpu-operator", "v26.7.0", "https://helm.ngc.nvidia.com/nvidia")
+# The NVIDIA data-center driver the GPU Operator installs, set in each pool's NVIDIADriver (components.gpu): the
+# release's own default (deployments/gpu-operator/values.yaml at v26.7.0: driver.repository, .image, .version), which
+# its ClusterPolicy and default NVIDIADriver would carry. The operator appends `-<os><version>` (e.g. -ubuntu24.04).
+GPU_DRIVER_REPOSITORY = "nvcr.io/nvidia"
+GPU_DRIVER_IMAGE = "driver"
+GPU_DRIVER_VERSION = "595.91.07"
 # Kubeflow Training Operator v1 (PyTorchJob, TFJob): kustomize only, no official chart for v1
 # (kubeflow/trainer release-1.9, v1.9.4, Aug 2026). Fetched with git when `pulumi up` runs.
 TRAINING_OPERATOR_VERSION = "v1.9.4"

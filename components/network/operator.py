@@ -5,8 +5,8 @@ Installed only when a pool has InfiniBand (`GpuPoolFacts.infiniband`), on the pa
 for containers by themselves, so NVIDIA's Network Operator runs, per node of the InfiniBand pools,
 
 * the DOCA-OFED driver container (`ofedDriver`): the MLNX_OFED kernel modules, which GPUDirect RDMA's
-  `nvidia-peermem` needs (the GPU Operator builds that module when its `driver.rdma.enabled` is set,
-  components.gpu), and
+  `nvidia-peermem` needs (the GPU Operator builds and loads that module on the pools whose NVIDIADriver enables
+  `rdma`, exactly these: components.gpu), and
 * the RDMA shared device plugin (`rdmaSharedDevicePlugin`): every InfiniBand HCA of the node, as the extended resource
   `rdma/shared_ib` (components.core.fabric.RDMA_RESOURCE) that up to 63 pods per node share.
 

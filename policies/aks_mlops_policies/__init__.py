@@ -5,7 +5,8 @@ images), `gpu` (GPU software, MIG, DCGM), `queueing` (Kueue flavors, quotas, adm
 (Kueue's install and job integrations), `topology` (topology-aware admission), `network` (RDMA and the memlock
 limit), `teams` (team namespaces, priorities, checkpoints), `monitoring` (alerts on scraped metrics), `serving`
 (InferenceServices and KServe's install) and `prod` (prod-only rules); `props` and `resources` hold the helpers that
-read resources, `unknowns` how a rule decides what it can when a value is unknown at preview.
+read resources, `drivers` which driver the GPU Operator gives each pool, `unknowns` how a rule decides what it can
+when a value is unknown at preview.
 
 The rules read resources as the analyzer hands them over (pulumi-policy's `Analyze` and `AnalyzeStack`): properties
 behind read-only `Mapping` and `Sequence` proxies, never dicts and lists, and values unknown at preview that raise when

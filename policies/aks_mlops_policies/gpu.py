@@ -1,9 +1,11 @@
-"""The GPU software: one stack exposes the GPUs, the right one installs the driver, MIG slices are advertised the way
-the quotas name them, GPU requests are whole, and the DCGM PodMonitor finds the exporter that is deployed.
+"""The GPU software: one stack exposes the GPUs, the right one installs the driver on every pool, GPUDirect RDMA is
+on exactly the InfiniBand pools, MIG slices are advertised the way the quotas name them, GPU requests are whole, and
+the DCGM PodMonitor finds the exporter that is deployed.
 
 The GPU software is a Helm release (the NVIDIA device plugin or the GPU Operator, with a standalone DCGM exporter
 beside the plugin), found by the chart names the program installs (`components.core.versions`); the pools' GPU
-facts travel as the tags the program writes on the AgentPools (`resources.gpu_pools`).
+facts travel as the tags the program writes on the AgentPools (`resources.gpu_pools`); which driver the operator
+gives each pool is `drivers.operator_drivers`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from aks_mlops_policies.drivers import NO_AKS_DRIVER, operator_drivers
 from aks_mlops_policies.props import Report, get, plain, resource_containers, whole
 from aks_mlops_policies.resources import flavor_quotas, gpu_pools, of_kind, releases
 from aks_mlops_policies.unknowns import decides_on_known_values, part
@@ -122,22 +125,62 @@ def _operator_owns_drivers(args: StackValidationArgs, report: Report) -> None:
     operator = bool(operators)
     driver_enabled = any(get(r.props, "values", "driver", "enabled", default=True) for r in operators)
     for pool in gpu_pools(args.resources).values():
-        if operator and driver_enabled and pool.driver != "None":
+        if operator and driver_enabled and pool.driver != NO_AKS_DRIVER:
             report(
                 f"pool {pool.name} installs the AKS GPU driver while the GPU Operator installs its own; set "
                 "gpuProfile.driver: None"
             )
-        if pool.driver == "None" and not (operator and driver_enabled):
+        if pool.driver == NO_AKS_DRIVER and not (operator and driver_enabled):
             report(
                 f"pool {pool.name} has gpuProfile.driver None but no GPU Operator installs a driver; use Install "
                 "or enable the operator's driver"
+            )
+    for driver in operator_drivers(args.resources):
+        name = driver.pool.name
+        if driver.conflicting:
+            report(
+                f"pool {name} is selected by NVIDIADrivers {', '.join(driver.conflicting)}; the GPU Operator gives no "
+                "GPU node a driver while two NVIDIADrivers match one node: select each pool from one NVIDIADriver"
+            )
+        elif driver.source is None:
+            report(
+                f"pool {name} has gpuProfile.driver None but no NVIDIADriver selects its nodes and the GPU Operator "
+                f"deploys no default one; add an NVIDIADriver with nodeSelector agentpool: {name}"
             )
 
 
 gpu_operator_owns_drivers = StackValidationPolicy(
     name="gpu-operator-owns-drivers",
-    description="The GPU Operator is installed if and only if the GPU pools leave the driver to it (driver None).",
+    description=(
+        "The GPU Operator is installed if and only if the GPU pools leave the driver to it (driver None), and then "
+        "gives each of them a driver."
+    ),
     validate=decides_on_known_values(_operator_owns_drivers),
+)
+
+
+def _gpudirect_rdma_matches_infiniband(args: StackValidationArgs, report: Report) -> None:
+    for driver in operator_drivers(args.resources):
+        pool = driver.pool
+        if driver.source is None:
+            continue  # no driver at all: gpu-operator-owns-drivers reports it
+        if driver.rdma and not pool.infiniband:
+            report(
+                f"pool {pool.name} has no InfiniBand, but {driver.source} enables GPUDirect RDMA on its driver pods: "
+                "their nvidia-peermem container needs the OFED driver the Network Operator runs on InfiniBand pools "
+                "only; enable rdma only in the NVIDIADrivers of the InfiniBand pools (driver.nvidiaDriverCRD)"
+            )
+        if pool.infiniband and not driver.rdma:
+            report(
+                f"pool {pool.name} has InfiniBand, but {driver.source} leaves GPUDirect RDMA off (no nvidia-peermem): "
+                "NCCL stages every transfer through host memory; set rdma.enabled in the pool's NVIDIADriver"
+            )
+
+
+gpudirect_rdma_matches_infiniband = StackValidationPolicy(
+    name="gpudirect-rdma-matches-infiniband",
+    description="The GPU Operator's driver loads nvidia-peermem (GPUDirect RDMA) on exactly the InfiniBand pools.",
+    validate=decides_on_known_values(_gpudirect_rdma_matches_infiniband),
 )
 
 
@@ -186,5 +229,6 @@ POLICIES = [
     mig_resources_match,
     single_gpu_stack,
     gpu_operator_owns_drivers,
+    gpudirect_rdma_matches_infiniband,
     dcgm_podmonitor_matches_exporter,
 ]

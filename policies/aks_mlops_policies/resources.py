@@ -10,13 +10,15 @@ analyzer reports it undecided), since a pool left out would make every flavor on
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_policy import PolicyResource
 
-from aks_mlops_policies.props import AGENT_POOL, HELM_RELEASE, get, is_gpu_pool
+from aks_mlops_policies.props import AGENT_POOL, HELM_RELEASE, get, is_gpu_pool, plain
 from aks_mlops_policies.unknowns import about, part
+from components.core.catalog import find_vm_size
+from components.core.labels import AGENTPOOL_LABEL, LEGACY_AGENTPOOL_LABEL
 from components.core.naming import GPU_RESOURCE_TAG, PROVISIONING_CONTROLLER, UNITS_PER_NODE_TAG
 
 
@@ -29,6 +31,10 @@ class Pool:
     units_per_node: int | None
     driver: str | None
     mig_profile: str | None
+    # The VM size has InfiniBand (components.core.catalog; False for a size the catalog lacks).
+    infiniband: bool = False
+    # The labels every node of the pool carries, as far as the stack says: its nodeLabels and the pool name AKS sets.
+    node_labels: Mapping[str, str] = field(default_factory=dict)
 
 
 def of_type(resources: Iterable[PolicyResource], type_token: str) -> list[PolicyResource]:
@@ -61,6 +67,7 @@ def gpu_pools(resources: Iterable[PolicyResource]) -> dict[str, Pool]:
             tags = props.get("tags") or {}
             units = tags.get(UNITS_PER_NODE_TAG)
             name = pool_name(resource)
+            size = find_vm_size(str(props.get("vmSize", "")))
             pools[name] = Pool(
                 name=name,
                 taints=tuple(props.get("nodeTaints") or []),
@@ -69,6 +76,12 @@ def gpu_pools(resources: Iterable[PolicyResource]) -> dict[str, Pool]:
                 units_per_node=int(units) if units is not None else None,
                 driver=get(props, "gpuProfile", "driver"),
                 mig_profile=props.get("gpuInstanceProfile"),
+                infiniband=size is not None and size.infiniband,
+                node_labels={
+                    **plain(props.get("nodeLabels") or {}),
+                    AGENTPOOL_LABEL: name,
+                    LEGACY_AGENTPOOL_LABEL: name,
+                },
             )
     return pools
 

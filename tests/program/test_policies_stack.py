@@ -47,6 +47,8 @@ from tests.support.policy import CASES as RESOURCE_AND_PROD_CASES
 
 ALERTS = "monitoring-MLPlatformAlerts"
 OPERATOR = "gpu-software-gpu-operator"
+A100_DRIVER = "gpu-software-nvidiadriver-a100"
+RDMA_RULE = "gpudirect-rdma-matches-infiniband"
 
 
 def quota(flavor: str, queue: str | None = None, **changes: Any) -> Mutation:
@@ -230,6 +232,55 @@ STACK_CASES = [
         "operator-driver-disabled",
         count=4,  # a100, a100mig, a100serve and h100
     ),
+    bad(
+        "gpu-operator-owns-drivers",
+        "prod",
+        remove(A100_DRIVER),
+        "pool a100 has gpuProfile.driver None but no NVIDIADriver selects its nodes and the GPU Operator deploys no "
+        "default one",
+        "pool-without-nvidia-driver",
+    ),
+    # The chart's default NVIDIADriver (deployDefaultCR) takes the nodes no other NVIDIADriver selects.
+    ok(
+        "gpu-operator-owns-drivers",
+        "prod",
+        combine(remove(A100_DRIVER), setting(OPERATOR, "values.driver.nvidiaDriverCRD.deployDefaultCR", True)),
+        "charts-default-driver",
+    ),
+    bad(
+        "gpu-operator-owns-drivers",
+        "prod",
+        setting("gpu-software-nvidiadriver-a100mig", "spec.nodeSelector", {"agentpool": "a100"}),
+        "pool a100 is selected by NVIDIADrivers a100, a100mig; the GPU Operator gives no GPU node a driver",
+        "two-drivers-on-one-pool",
+        count=2,  # and a100mig is left without one
+    ),
+    ok(RDMA_RULE, "prod"),
+    ok(RDMA_RULE, "dev"),
+    # The configuration issue 18 found: RDMA in the ClusterPolicy reaches every pool's driver pods.
+    bad(
+        RDMA_RULE,
+        "prod",
+        setting(OPERATOR, "values.driver", {"enabled": True, "rdma": {"enabled": True}}),
+        "pool a100 has no InfiniBand, but the GPU Operator's ClusterPolicy (values driver.rdma, every driver pod) "
+        "enables GPUDirect RDMA on its driver pods",
+        "cluster-wide-rdma",
+        count=3,  # a100, a100mig and a100serve
+    ),
+    bad(
+        RDMA_RULE,
+        "prod",
+        setting(A100_DRIVER, "spec.rdma.enabled", True),
+        "pool a100 has no InfiniBand, but NVIDIADriver a100 enables GPUDirect RDMA on its driver pods",
+        "rdma-on-a-pool-without-infiniband",
+    ),
+    bad(
+        RDMA_RULE,
+        "prod",
+        setting("gpu-software-nvidiadriver-h100", "spec.rdma.enabled", False),
+        "pool h100 has InfiniBand, but NVIDIADriver h100 leaves GPUDirect RDMA off",
+        "infiniband-without-rdma",
+    ),
     # --- GPU software <-> scraping <-> alerts --------------------------------------------------
     ok("dcgm-podmonitor-matches-exporter", "dev"),
     ok("dcgm-podmonitor-matches-exporter", "prod"),
@@ -391,7 +442,7 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
     stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
     cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
-    assert len(ALL_POLICIES) == len(POLICIES) == 44, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 45, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]

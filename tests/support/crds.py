@@ -5,7 +5,7 @@ be dropped on apply and whatever it carried would vanish. The tests therefore va
 copy of each CRD's schema (`strict`: no undeclared field anywhere), plus the ObjectMeta checks the server
 makes (`metadata_errors`; CRD schemas say only `type: object` there). Nothing here knows a particular
 CRD: callers name the file (`tests.support.kueue` maps Kueue kinds to theirs), so Kubeflow Trainer,
-JobSet and KServe files can join the table without new machinery.
+JobSet, KServe and GPU Operator files can join the table without new machinery.
 
 The files themselves are never committed to the project. `CRD_FILES` pins each one by its upstream URL at
 a release tag and its sha256, and `crd(name)` finds the bytes, in this order:
@@ -37,7 +37,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.core.versions import KSERVE_CRD, KUBEFLOW_TRAINER, KUBEFLOW_TRAINER_JOBSET
+from components.core.versions import GPU_OPERATOR, KSERVE_CRD, KUBEFLOW_TRAINER, KUBEFLOW_TRAINER_JOBSET
 from offline.stacks import PROJECT_DIR
 
 Manifest = dict[str, Any]
@@ -117,6 +117,22 @@ def _kserve(plural: str, sha256: str) -> CrdFile:
     )
 
 
+# The GPU Operator at the pinned chart version: deployments/gpu-operator/crds/ holds the CRDs its chart installs.
+GPU_OPERATOR_TAG = GPU_OPERATOR.version
+_GPU_OPERATOR_CRDS = (
+    f"https://raw.githubusercontent.com/NVIDIA/gpu-operator/{GPU_OPERATOR_TAG}/deployments/gpu-operator/crds"
+)
+
+
+def _gpu_operator(plural: str, sha256: str) -> CrdFile:
+    return CrdFile(
+        name=f"gpu-operator/{plural}",
+        url=f"{_GPU_OPERATOR_CRDS}/nvidia.com_{plural}.yaml",
+        sha256=sha256,
+        shared_path=f"gpu-operator-{GPU_OPERATOR_TAG}/{plural}.yaml",
+    )
+
+
 # The digests are those of the files published at the tag (identical to the ../shared copies). A new
 # release means new URLs and new digests here, never an unpinned fetch.
 CRD_FILES: dict[str, CrdFile] = {
@@ -136,6 +152,7 @@ CRD_FILES: dict[str, CrdFile] = {
         _jobset("jobsets", "d022b87624512cf0b6741b31b24a2bea9945b5a838b50713af29332c878bb6fe"),
         _kserve("inferenceservices", "57c3bf13f77de94678bf2ae3748056ec071ad2b9e88d6a28f44fb4710758fcff"),
         _kserve("servingruntimes", "380a3e1e1444cef9b8b88819596692728868205a2147dc66423be469a4a7bbb1"),
+        _gpu_operator("nvidiadrivers", "8a067afa77b7650f603b2bbeb272a3e8c8824256d33f1dce0c96dcf5e9efb16e"),
     )
 }
 

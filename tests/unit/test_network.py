@@ -28,7 +28,7 @@ from components.core.versions import (
     NETWORK_OPERATOR,
     RDMA_SHARED_DEVICE_PLUGIN_VERSION,
 )
-from components.gpu import gpu_operator_values
+from components.gpu import gpu_operator_values, nvidia_driver, operator_driver_pools
 from components.network import (
     NIC_CLUSTER_POLICY_NAME,
     NetworkOperator,
@@ -242,10 +242,17 @@ def test_a_device_plugin_stack_with_infiniband_runs_the_charts_own_nfd_on_the_in
     assert nfd["master"]["nodeSelector"] == nfd["gc"]["nodeSelector"] == SYSTEM_NODE_SELECTOR
 
 
-def test_the_gpu_operator_loads_peermem_only_with_infiniband_pools() -> None:
-    assert gpu_operator_values(PROD.pool_facts, "mixed")["driver"] == {"enabled": True, "rdma": {"enabled": True}}
-    without = [f for f in PROD.pool_facts if not f.infiniband]
-    assert gpu_operator_values(without, "mixed")["driver"] == {"enabled": True}
+def test_the_gpu_operator_loads_peermem_exactly_where_the_network_operator_runs_ofed() -> None:
+    """nvidia-peermem needs the OFED driver: the NVIDIADrivers enable RDMA on exactly the pools the NicClusterPolicy
+    runs the DOCA-OFED driver on (prod: h100), and the ClusterPolicy enables it on none."""
+    platform = stack_platform("prod")
+    rdma = {pool.name for pool in operator_driver_pools(platform) if nvidia_driver(pool)["spec"]["rdma"]["enabled"]}
+    affinity = nic_cluster_policy(platform.pools)["spec"]["nodeAffinity"]
+    (term,) = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    (pools,) = [expression["values"] for expression in term["matchExpressions"] if expression["key"] == "agentpool"]
+    ofed = set(pools)
+    assert rdma == ofed == {"h100"}
+    assert "rdma" not in gpu_operator_values(platform.pools, platform.mig_strategy)["driver"]
 
 
 def test_versions_are_pinned_exactly() -> None:
