@@ -7,6 +7,7 @@ Pure data, no Pulumi. Where a value is KServe's or Envoy Gateway's own, the sour
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -44,13 +45,27 @@ PREDICTOR_SERVICE_PORT = 80
 # Where the storage initializer puts the model and the server reads it (KServe's DefaultModelLocalMountPath).
 MODEL_MOUNT = "/mnt/models"
 
-# Model storage through workload identity (components.serving.storage): the ClusterStorageContainer that gives
+# Model storage through workload identity (components.serving.runtimes): the ClusterStorageContainer that gives
 # KServe's storage initializer the pod's federated token, and the per-namespace ConfigMap naming the team identity.
 # The storage initializer is injected by KServe's pod webhook after the workload identity webhook has run (the API
 # server calls mutating webhook configurations in name order, azure-wi-webhook-... first), so the identity webhook
 # never sees it; this container spec hands it what the webhook gave the model server: the token volume and the
 # identity's ids.
 STORAGE_CONTAINER = "azure-blob-workload-identity"
+# Every InferenceService names that container in its predictor's `storageContainerName` (KServe v0.20.0,
+# pkg/apis/serving/v1beta1/predictor.go; a canary inherits it through KServe's merge). Unnamed, KServe takes the first
+# ClusterStorageContainer whose supportedUriFormats match the URI (pkg/webhook/admission/pod/
+# storage_initializer_injector.go GetStorageContainerSpec), in the order its informer cache lists them, which is a Go
+# map's (controller-runtime v0.22.5 pkg/cache/internal/cache_reader.go List: indexer.List()): no fixed order. The
+# kserve-resources chart's `default` container (templates/common/clusterstoragecontainer.yaml: `storagecontainer.enabled
+# | default createSharedResources`, so `enabled: false` falls back to createSharedResources, which also renders the
+# inferenceservice-config ConfigMap and the webhook Certificate) matches blob URIs too and carries no identity, so
+# unnamed, some predictor pods download anonymously and never load their model. Named, KServe
+# looks that one container up and refuses the pod when it does not support the URI (GetStorageContainerSpecByName),
+# so a pvc:// model, which KServe mounts without any initializer, must not name it.
+STORAGE_CONTAINER_FIELD = "storageContainerName"
+# KServe's prefix of a model on a PersistentVolumeClaim of the namespace (constants.PvcURIPrefix): mounted as is.
+PVC_URI_PREFIX = "pvc://"
 MODEL_STORAGE_CONFIG_MAP = "aks-mlops-model-storage"
 # The projected token of Azure workload identity: volume name, directory and file its webhook uses
 # (azure-workload-identity pkg/webhook: TokenFilePathName, the `azure-identity-token` volume).
@@ -62,6 +77,33 @@ AZURE_AUTHORITY_HOST = "https://login.microsoftonline.com/"
 AZURE_BLOB_URI_PATTERN = r"https://(.+?).blob.core.windows.net/(.+)"
 # Where the teams keep models in their blob container: models/<name>/<version>.
 MODELS_PREFIX = "models"
+# Where a KServe v1beta1 predictor states its model server container: `model` (served by a ServingRuntime), or one
+# of the framework fields v0.20.0 still takes (pkg/apis/serving/v1beta1/predictor.go).
+MODEL_FIELDS = (
+    "model",
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
+
+
+def is_blob_uri(uri: str) -> bool:
+    """Whether the platform's ClusterStorageContainer downloads `uri`: an Azure blob URI."""
+    return re.match(AZURE_BLOB_URI_PATTERN, uri) is not None
+
+
+def is_platform_model_uri(uri: str) -> bool:
+    """Whether the platform can load a model from `uri`: the team's blob storage through STORAGE_CONTAINER with the
+    team identity, or a claim of the namespace (pvc://), which KServe mounts. Any other location (s3://, gs://, hf://,
+    oci://, Azure Files or other https URIs) has no credential or route of the platform's."""
+    return is_blob_uri(uri) or uri.startswith(PVC_URI_PREFIX)
 
 
 # KServe's host of an InferenceService (`domainTemplate`, a Go template; kserve-resources values.yaml default at

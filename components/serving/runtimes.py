@@ -11,9 +11,11 @@ those to the containers a pod has when it is created, but KServe's pod webhook a
 (mutating webhook configurations run in name order: `azure-wi-webhook-...` before `inferenceservice...`), so the
 initializer would start without them and fall back to anonymous access. The ClusterStorageContainer below, which
 KServe merges into the initializer it injects for blob URIs, supplies them: the ids from the namespace's
-`aks-mlops-model-storage` ConfigMap, the token from the volume the identity webhook already added to the pod. It is
-named so that KServe picks it before the chart's `default` one (it lists ClusterStorageContainers by name and takes
-the first whose URI formats match).
+`aks-mlops-model-storage` ConfigMap, the token from the volume the identity webhook already added to the pod. KServe
+uses it only where an InferenceService names it (`spec.predictor.storageContainerName`): otherwise it takes any
+ClusterStorageContainer matching the URI, the chart's anonymous `default` one included, in no fixed order
+(components.core.serving.STORAGE_CONTAINER_FIELD), so the platform's InferenceServices name it and the checker and the
+admission guardrails require that in team namespaces.
 """
 
 from __future__ import annotations
@@ -129,6 +131,8 @@ def storage_container() -> dict[str, Any]:
                 "securityContext": {**container_security(), "runAsNonRoot": True},
             },
             "supportedUriFormats": [{"regex": AZURE_BLOB_URI_PATTERN}],
+            # KServe v0.20.0 selects a container by name only if it is an init container and not disabled
+            # (storage_initializer_injector.go GetStorageContainerSpecByName).
             "workloadType": "initContainer",
         },
     }

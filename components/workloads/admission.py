@@ -1,7 +1,8 @@
 """Admission guardrails for the teams' workloads: ValidatingAdmissionPolicies, bound to every team namespace.
 
 The API server itself refuses, at `kubectl apply` time and with a message saying how to fix it, a team workload
-that asks for GPUs in a way that wastes or bypasses them, or that runs an image nobody can reproduce:
+that asks for GPUs in a way that wastes or bypasses them, that runs an image nobody can reproduce, or that serves a
+model KServe might download without the team's identity:
 
 - `aks-mlops-gpu-requests-equal-limits`: every `nvidia.com/*` request equals its limit (or only limits are set,
   which Kubernetes copies to requests), in containers and init containers. The API server already enforces this for
@@ -15,15 +16,21 @@ that asks for GPUs in a way that wastes or bypasses them, or that runs an image 
   must carry the label themselves.
 - `aks-mlops-images-pinned`: no `:latest` and no untagged image; digest-only (`@sha256:`) where the stack sets
   `workloads.requireImageDigests` (prod).
+- `aks-mlops-inference-storage-container`: a KServe InferenceService whose predictor (or a canary, as KServe merges
+  it over the predictor) loads its model from Azure blob storage names the platform's ClusterStorageContainer
+  (`storageContainerName: azure-blob-workload-identity`). KServe v0.20.0 otherwise takes any container matching the
+  URI, in no fixed order, and the chart's `default` one downloads without the team's workload identity
+  (components.core.serving.STORAGE_CONTAINER_FIELD).
 
-What is checked is the object a team submits: batch Jobs and CronJobs, Kubeflow PyTorchJobs and TFJobs, JobSets,
-Trainer v2 TrainJobs, Deployments, StatefulSets, ReplicaSets and bare Pods. Objects whose controller is one of those
-kinds (a Job's pods, a JobSet's Jobs, a Deployment's ReplicaSets, ...) are skipped by a match condition: they are
-built from a template that was checked when its owner was admitted, and the queue label stays on the owner (Kueue
-labels a job's pods with `kueue.x-k8s.io/podset`, not with the queue), so checking them again would only deny what
-the owner legitimately created, or sidecars a mutating webhook injects. Pods of any other controller (a DaemonSet,
-an Argo workflow) are checked like bare Pods. Only a controller reference exempts; forging one would take the uid of
-a real workload in the namespace, and the namespace's ResourceQuota still caps GPUs.
+What the first three check is the object a team submits: batch Jobs and CronJobs, Kubeflow PyTorchJobs and TFJobs,
+JobSets, Trainer v2 TrainJobs, Deployments, StatefulSets, ReplicaSets and bare Pods (the fourth: InferenceServices).
+Objects whose controller is one of those kinds (a Job's pods, a JobSet's Jobs, a Deployment's ReplicaSets, ...) are
+skipped by a match condition: they are built from a template that was checked when its owner was admitted, and the
+queue label stays on the owner (Kueue labels a job's pods with `kueue.x-k8s.io/podset`, not with the queue), so
+checking them again would only deny what the owner legitimately created, or sidecars a mutating webhook injects. Pods
+of any other controller (a DaemonSet, an Argo workflow) are checked like bare Pods. Only a controller reference
+exempts; forging one would take the uid of a real workload in the namespace, and the namespace's ResourceQuota still
+caps GPUs.
 
 Updates are checked only when they change what a policy reads (the spec; for the queue, the labels too), so an object
 admitted before a guardrail existed can still lose its finalizers and be deleted.
@@ -46,6 +53,13 @@ from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest
 from components.core.images import DIGEST, MUTABLE_TAG, TAG
 from components.core.labels import QUEUE_NAME_LABEL, TEAM_LABEL
+from components.core.serving import (
+    AZURE_BLOB_URI_PATTERN,
+    INFERENCE_SERVICE_API,
+    MODEL_FIELDS,
+    STORAGE_CONTAINER,
+    STORAGE_CONTAINER_FIELD,
+)
 from components.model.platform import Platform
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -58,6 +72,9 @@ POLICY_PREFIX = "aks-mlops-"
 GPU_REQUESTS_EQUAL_LIMITS = f"{POLICY_PREFIX}gpu-requests-equal-limits"
 GPU_WORKLOADS_QUEUED = f"{POLICY_PREFIX}gpu-workloads-queued"
 IMAGES_PINNED = f"{POLICY_PREFIX}images-pinned"
+INFERENCE_STORAGE_CONTAINER = f"{POLICY_PREFIX}inference-storage-container"
+# KServe's InferenceServices (group, resource), which only the storage container policy matches.
+INFERENCE_SERVICES = (INFERENCE_SERVICE_API.split("/")[0], "inferenceservices")
 
 
 @dataclass(frozen=True)
@@ -192,10 +209,12 @@ def _policy(
     match_conditions: Sequence[dict[str, str]],
     variables: Sequence[tuple[str, str]],
     validation: dict[str, str],
+    resources: Sequence[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
+    """A policy on `resources` (group, resource): the workload kinds unless told otherwise."""
     by_group: dict[str, list[str]] = {}
-    for kind in WORKLOAD_KINDS:
-        by_group.setdefault(kind.group, []).append(kind.resource)
+    for group, resource in resources or [(kind.group, kind.resource) for kind in WORKLOAD_KINDS]:
+        by_group.setdefault(group, []).append(resource)
     return {
         "apiVersion": API_VERSION,
         "kind": "ValidatingAdmissionPolicy",
@@ -337,11 +356,97 @@ def images_pinned_policy(require_digests: bool) -> dict[str, Any]:
     )
 
 
+# A blob URI as the platform's ClusterStorageContainer takes it (components.core.serving.is_blob_uri).
+BLOB_URI_CEL = f"^{AZURE_BLOB_URI_PATTERN}"
+
+
+def _model_uri(predictor: str) -> str:
+    """CEL: `[storageUri]` of the predictor's model server (`model` or a framework field), or `[]`."""
+    branches = [
+        f"has({predictor}.{field}) && has({predictor}.{field}.storageUri) ? [{predictor}.{field}.storageUri]"
+        for field in MODEL_FIELDS
+    ]
+    return " : ".join([*branches, "[]"])
+
+
+def _storage_uris(predictor: str) -> str:
+    return f"has({predictor}.storageUris) ? {predictor}.storageUris.map(u, u.uri) : []"
+
+
+def _set(predictor: str, field: str) -> str:
+    """CEL: whether the predictor sets `field` to a value KServe's canary merge takes (an empty one never overrides)."""
+    return f"has({predictor}.{field}) && {predictor}.{field} != ''"
+
+
+def _predictor_entry(label: str, uris: str, container: str) -> str:
+    return f"{{'name': dyn({label}), 'uris': dyn({uris}), 'container': dyn({container})}}"
+
+
+_STABLE = "object.spec.predictor"
+_CANARY = "c.predictor"
+
+
+def inference_storage_container_policy() -> dict[str, Any]:
+    """Blob models go through the platform's ClusterStorageContainer: every predictor KServe builds (the stable one,
+    and each canary with its fields merged over it: its own model URI or storageUris where it sets them, the stable
+    predictor's otherwise, and likewise the container name) that loads a blob URI names STORAGE_CONTAINER."""
+    canary_uris = (
+        f"[{_model_uri(_CANARY)}].map(own, size(own) > 0 ? own : variables.stableModelUri)[0] + "
+        f"(has({_CANARY}.storageUris) ? {_CANARY}.storageUris.map(u, u.uri) : variables.stableStorageUris)"
+    )
+    canary_container = (
+        f"{_set(_CANARY, STORAGE_CONTAINER_FIELD)} ? {_CANARY}.{STORAGE_CONTAINER_FIELD} : variables.stableContainer"
+    )
+    canary_label = f"'spec.canary ' + ({_set(_CANARY, 'name')} ? {_CANARY}.name : '(unnamed)')"
+    stable_entry = _predictor_entry(
+        repr("spec.predictor"), "variables.stableModelUri + variables.stableStorageUris", "variables.stableContainer"
+    )
+    fix = (
+        f"set spec.predictor.{STORAGE_CONTAINER_FIELD}: {STORAGE_CONTAINER} (a canary inherits it unless it names "
+        "another): without it KServe "
+        "takes any ClusterStorageContainer matching the URI, the default one of its chart too, which downloads "
+        "without the team workload identity"
+    )
+    return _policy(
+        INFERENCE_STORAGE_CONTAINER,
+        [SPEC_CHANGED],
+        [
+            ("stableModelUri", _model_uri(_STABLE)),
+            ("stableStorageUris", _storage_uris(_STABLE)),
+            (
+                "stableContainer",
+                f"{_set(_STABLE, STORAGE_CONTAINER_FIELD)} ? {_STABLE}.{STORAGE_CONTAINER_FIELD} : ''",
+            ),
+            # Each predictor KServe builds: where it is, the URIs it loads, the container it names.
+            (
+                "predictors",
+                f"[{stable_entry}] + (has(object.spec.canary) ? object.spec.canary.map(c, "
+                f"{_predictor_entry(canary_label, canary_uris, canary_container)}) : [])",
+            ),
+            (
+                "unnamed",
+                f"variables.predictors.filter(p, p.uris.exists(u, u.matches('{BLOB_URI_CEL}')) && "
+                f"p.container != '{STORAGE_CONTAINER}').map(p, p.name)",
+            ),
+        ],
+        {
+            "expression": "size(variables.unnamed) == 0",
+            "message": f"an InferenceService loading its model from Azure blob storage must {fix}",
+            "messageExpression": (
+                f"variables.unnamed[0] + ' loads its model from Azure blob storage without {STORAGE_CONTAINER_FIELD}: "
+                f"{STORAGE_CONTAINER}: {fix}'"
+            ),
+        },
+        resources=(INFERENCE_SERVICES,),
+    )
+
+
 def guardrail_policies(require_image_digests: bool) -> list[dict[str, Any]]:
     return [
         gpu_requests_equal_limits_policy(),
         gpu_workloads_queued_policy(),
         images_pinned_policy(require_image_digests),
+        inference_storage_container_policy(),
     ]
 
 

@@ -5,7 +5,8 @@ traffic, rendered from the stack like the other reference workloads (components.
   KServe's Standard mode, on the team's first inference pool (Kueue's flavor order). The stable predictor `v1` keeps
   `serving.warmReplicas` replicas (fixed: a GPU server's CPU use says little about its load, so the reference does not
   autoscale on it); the canary `v2` takes `serving.canaryTrafficPercent` of the traffic. Both download their model
-  version from the team's blob container (`models/reference-llm/v1`, `.../v2`) with the team's workload identity.
+  version from the team's blob container (`models/reference-llm/v1`, `.../v2`) with the team's workload identity,
+  through the ClusterStorageContainer the stable predictor names (`storageContainerName`, which the canary inherits).
   Kueue admits each pod against the team's quota on the pool's flavor, priority `inference-critical`; a rollout
   surges one pod at a time and never takes a serving replica away before its successor is ready.
 * `httproute-canary.yaml`: the InferenceService's host on the inference gateway, with the stable and canary
@@ -46,6 +47,8 @@ from components.core.serving import (
     SERVER_CONTAINER,
     STABLE_VARIANT,
     STANDARD_MODE,
+    STORAGE_CONTAINER,
+    STORAGE_CONTAINER_FIELD,
     VLLM,
     inference_host,
     model_storage_uri,
@@ -109,6 +112,9 @@ def inference_service(platform: Platform, team: Team, facts: GpuPoolFacts, stora
                 "minReplicas": serving.warm_replicas,
                 "maxReplicas": serving.warm_replicas,
                 "serviceAccountName": team.names.service_account,
+                # The platform's storage initializer, which downloads with that identity: unnamed, KServe may pick
+                # the chart's anonymous `default` one (components.core.serving.STORAGE_CONTAINER_FIELD).
+                STORAGE_CONTAINER_FIELD: STORAGE_CONTAINER,
                 "priorityClassName": SERVING_PRIORITY,
                 # The cluster autoscaler waits no longer than this for a pod when it drains a node.
                 "terminationGracePeriodSeconds": platform.training_pods.grace_seconds,

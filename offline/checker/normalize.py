@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
-from components.core.serving import INFERENCE_SERVICE_API, SERVER_CONTAINER, predictor_service_name
+from components.core.serving import INFERENCE_SERVICE_API, MODEL_FIELDS, SERVER_CONTAINER, predictor_service_name
 
 PRIORITY_LABEL = PRIORITY_CLASS_LABEL
 INFERENCE_SERVICE_KIND = "InferenceService"
@@ -306,21 +306,6 @@ def pod(manifest: Mapping[str, Any]) -> Workload:
     return _workload(manifest, (role,), "spec.containers")
 
 
-# Where a KServe v1beta1 predictor states its model server container: `model` (served by a ServingRuntime), or one
-# of the framework fields v0.20.0 still takes (pkg/apis/serving/v1beta1/predictor.go).
-MODEL_FIELDS = (
-    "model",
-    "sklearn",
-    "xgboost",
-    "tensorflow",
-    "pytorch",
-    "triton",
-    "onnx",
-    "huggingface",
-    "pmml",
-    "lightgbm",
-    "paddle",
-)
 STABLE_PREDICTOR_PATH = "spec.predictor"
 
 

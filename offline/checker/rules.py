@@ -38,7 +38,16 @@ from offline.checker.pods import (
     check_topology_request,
 )
 from offline.checker.scope import Problem, Scope
-from offline.checker.serving import check_canary, check_model_name, check_serving_pool, check_serving_priority
+from offline.checker.serving import (
+    check_canary,
+    check_knative_canary,
+    check_model_identity,
+    check_model_name,
+    check_model_storage,
+    check_serving_pool,
+    check_serving_priority,
+    check_storage_container,
+)
 
 WORKLOAD_CHECKS = (check_installed, check_namespace, check_queue, check_workload_priority, check_serving_priority)
 ROLE_CHECKS = (
@@ -58,7 +67,17 @@ ROLE_CHECKS = (
 )
 
 
-GANG_CHECKS = (check_gang, check_pod_failure_policy, check_runtime_ref, check_canary, check_model_name)
+GANG_CHECKS = (
+    check_gang,
+    check_pod_failure_policy,
+    check_runtime_ref,
+    check_canary,
+    check_model_name,
+    check_knative_canary,
+    check_model_storage,
+    check_storage_container,
+    check_model_identity,
+)
 
 
 def scope_of(workload: Workload, platform: Platform) -> Scope:

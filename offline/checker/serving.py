@@ -1,5 +1,6 @@
-"""The KServe checks: InferenceServices on inference pools at the serving priority, and KServe v0.20.0's canary
-contract (its webhook's rules, all of them at once) and model container naming.
+"""The KServe checks: InferenceServices on inference pools at the serving priority, KServe v0.20.0's canary
+contract (its webhook's rules, all of them at once) in the platform's form (never Knative's), model container naming,
+and models loaded from the platform's storage with its ClusterStorageContainer and the team's workload identity.
 """
 
 from __future__ import annotations
@@ -8,14 +9,29 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.core.naming import SERVING_PRIORITY
-from components.core.serving import SERVER_CONTAINER, STANDARD_MODE, predictor_service_name
+from components.core.naming import GATEWAY_NAMESPACE, SERVING_PRIORITY
+from components.core.serving import (
+    GATEWAY_NAME,
+    MODEL_FIELDS,
+    MODELS_PREFIX,
+    PVC_URI_PREFIX,
+    SERVER_CONTAINER,
+    STANDARD_MODE,
+    STORAGE_CONTAINER,
+    STORAGE_CONTAINER_FIELD,
+    is_blob_uri,
+    is_platform_model_uri,
+    models_uri,
+    predictor_service_name,
+)
 from offline.checker.normalize import (
     PRIORITY_LABEL,
+    STABLE_PREDICTOR_PATH,
     Role,
     canaries,
     empty,
     mapping,
+    merged_over,
     percent,
     predictor_name,
 )
@@ -286,3 +302,291 @@ def check_model_name(scope: Scope) -> Iterator[Problem]:
                 "server refuses the object",
                 f"set name: {SERVER_CONTAINER} (the name KServe gives the model server container anyway)",
             )
+
+
+# --- the canary form: the platform's, never Knative's -----------------------------------------------------------
+
+KNATIVE_ONLY = (
+    "is set, but only KServe's Knative mode splits traffic by it (between the last ready and the latest revision: "
+    "KServe v0.20.0 reads it in reconcilers/knative/ksvc_reconciler.go alone); in the platform's Standard mode KServe "
+    "ignores it and rolls every replica over to this spec at once"
+)
+
+
+def _platform_canary(workload_name: str, stable: Mapping[str, Any], share: int | None, own: Mapping[str, Any]) -> str:
+    """The platform's canary form as a fix states it: a spec.canary entry (values from `own`, a canary predictor, where
+    it has them) and the HTTPRoute weights that carry its share (components.workloads.serving)."""
+    model = mapping(own.get("model"))
+    model_format = mapping(model.get("modelFormat")).get("name") or mapping(
+        mapping(stable.get("model")).get("modelFormat")
+    ).get("name")
+    name = predictor_name(own) or "<new version>"
+    uri = model.get("storageUri") or "<the new version's storageUri>"
+    percent_text = "<percent>" if share is None else str(share)
+    stable_share = "<100 - percent>" if share is None else str(100 - share)
+    entry = (
+        f"{{trafficPercent: {percent_text}, predictor: {{name: {name}, model: {{name: {SERVER_CONTAINER}, "
+        f"modelFormat: {{name: {model_format or '<model format>'}}}, storageUri: {uri}}}}}}}"
+    )
+    stable_service = predictor_service_name(workload_name, predictor_name(stable))
+    return (
+        f"canary: [{entry}], routed by an HTTPRoute on the Gateway {GATEWAY_NAMESPACE}/{GATEWAY_NAME} weighing "
+        f"{stable_service} {stable_share} and {predictor_service_name(workload_name, name)} {percent_text} "
+        "(team guide: Serving models)"
+    )
+
+
+def check_knative_canary(scope: Scope) -> Iterator[Problem]:
+    """The seed's canary form, which KServe v0.20.0 runs only in Knative mode: `canaryTrafficPercent` on a predictor
+    (ignored in Standard mode, so a rollout replaces every replica at once), and `spec.canary` as a mapping (the
+    Knative-era v1alpha2 shape; v0.20.0's CRD takes a list, so the API server refuses it). The fix is the platform's
+    form: `spec.canary` entries and an HTTPRoute whose weights carry the split."""
+    workload = scope.workload
+    if not serving(workload):
+        return
+    spec = workload.spec
+    stable = mapping(spec.get("predictor"))
+    declared = spec.get("canary")
+    stable_share = percent(stable.get("canaryTrafficPercent"))
+    if "canaryTrafficPercent" in stable:
+        fix = (
+            "drop canaryTrafficPercent: the canaries' shares are their trafficPercent in spec.canary"
+            if declared is not None
+            else "drop canaryTrafficPercent and roll out the platform's way: keep the version serving now in "
+            "spec.predictor and add the new one as " + _platform_canary(workload.name, stable, stable_share, {})
+        )
+        yield Problem("knative-canary", f"{STABLE_PREDICTOR_PATH}.canaryTrafficPercent", KNATIVE_ONLY, fix)
+    for index, canary in enumerate(canaries(spec)):
+        if "canaryTrafficPercent" in mapping(canary.get("predictor")):
+            yield Problem(
+                "knative-canary",
+                f"spec.canary[{index}].predictor.canaryTrafficPercent",
+                KNATIVE_ONLY,
+                f"drop canaryTrafficPercent: this canary's share is spec.canary[{index}].trafficPercent",
+            )
+    if isinstance(declared, Mapping):
+        own = mapping(declared.get("predictor"))
+        share = percent(declared.get("trafficPercent"))
+        yield Problem(
+            "knative-canary",
+            "spec.canary",
+            "is a mapping, the shape of KServe's Knative-era canary (v1alpha2), but KServe v0.20.0 takes a list of "
+            "canaries there: the API server refuses the InferenceService",
+            "make it a list, one entry per canary: "
+            + _platform_canary(workload.name, stable, share if share is not None else stable_share, own),
+        )
+
+
+# --- where the model comes from: the platform's storage, its container, the team identity -------------------------
+
+
+@dataclass(frozen=True)
+class _Predictor:
+    """A predictor as KServe v0.20.0 builds it: the stable one, or a canary's fields merged over the stable one
+    (components/predictor.go buildCanaryPredictor)."""
+
+    path: str
+    own: Mapping[str, Any]
+    built: Mapping[str, Any]
+
+    def source(self, field: str) -> str:
+        """The path of the predictor whose `field` this one runs with: its own when it sets it, else the stable one."""
+        return self.path if not empty(self.own.get(field)) else STABLE_PREDICTOR_PATH
+
+
+@dataclass(frozen=True)
+class _ModelUri:
+    """A location a predictor loads its model from: the URI, its field path, and the predictor that states it."""
+
+    uri: str
+    path: str
+    predictor: str
+
+
+def _predictors(spec: Mapping[str, Any]) -> list[_Predictor]:
+    stable = mapping(spec.get("predictor"))
+    return [_Predictor(STABLE_PREDICTOR_PATH, stable, stable)] + [
+        _Predictor(f"spec.canary[{index}].predictor", own, merged_over(stable, own))
+        for index, own in ((index, mapping(canary.get("predictor"))) for index, canary in enumerate(canaries(spec)))
+    ]
+
+
+def _model_uris(predictor: _Predictor) -> list[_ModelUri]:
+    """Where the predictor's model comes from: its model's `storageUri`, and `storageUris` (KServe v0.20.0 picks the
+    storage initializer with the first of those, predictor.go reconcileRawDeployment)."""
+    found = []
+    field = next((field for field in MODEL_FIELDS if isinstance(predictor.built.get(field), Mapping)), None)
+    uri = mapping(predictor.built.get(field)).get("storageUri") if field is not None else None
+    if field is not None and isinstance(uri, str) and uri:
+        own_uri = mapping(predictor.own.get(field)).get("storageUri")
+        owner = predictor.path if not empty(own_uri) else STABLE_PREDICTOR_PATH
+        found.append(_ModelUri(uri, f"{owner}.{field}.storageUri", owner))
+    uris = predictor.built.get("storageUris")
+    owner = predictor.source("storageUris")
+    for index, item in enumerate(uris if isinstance(uris, list) else []):
+        uri = mapping(item).get("uri")
+        if isinstance(uri, str) and uri:
+            found.append(_ModelUri(uri, f"{owner}.storageUris[{index}].uri", owner))
+    return found
+
+
+def _scheme(uri: str) -> str:
+    scheme, separator, rest = uri.partition("://")
+    if not separator:
+        return "a path without a scheme"
+    if scheme in ("http", "https"):
+        return f"{scheme} from {rest.split('/', 1)[0]}"
+    return f"{scheme}://"
+
+
+def _named_by_inheriting_canaries(predictors: list[_Predictor]) -> list[str]:
+    """`<path>: <container>` for the canaries that load a blob model with the container name they inherit: once the
+    stable predictor drops it, they must name it themselves."""
+    return [
+        f"{canary.path}.{STORAGE_CONTAINER_FIELD}: {STORAGE_CONTAINER}"
+        for canary in predictors[1:]
+        if empty(canary.own.get(STORAGE_CONTAINER_FIELD)) and any(is_blob_uri(m.uri) for m in _model_uris(canary))
+    ]
+
+
+def _on_a_claim(predictors: list[_Predictor], owner: str, key: str, namespace: str) -> str | None:
+    """The fix's alternative of loading the model at `owner` from a claim: without the container name, which only a
+    stable predictor (or a canary of one without it) can leave out; None where a canary would inherit it."""
+    predictor = next(predictor for predictor in predictors if predictor.path == owner)
+    inherited = not empty(predictors[0].own.get(STORAGE_CONTAINER_FIELD))
+    if predictor is not predictors[0] and inherited:
+        return None
+    text = f"copy it to a claim of {namespace} and set {key}: {PVC_URI_PREFIX}<claim>/<path>"
+    if not empty(predictor.own.get(STORAGE_CONTAINER_FIELD)):
+        text += f" without {STORAGE_CONTAINER_FIELD}"
+        canaries_to_name = _named_by_inheriting_canaries(predictors) if predictor is predictors[0] else []
+        if canaries_to_name:
+            text += f", and set {' and '.join(canaries_to_name)} for the canaries that load from blob"
+    return text
+
+
+def check_model_storage(scope: Scope) -> Iterator[Problem]:
+    """A model loaded from storage the platform reaches: the team's Azure blob container (through the platform's
+    ClusterStorageContainer with the team identity) or a claim of the namespace (pvc://, which KServe mounts). S3, GCS,
+    Hugging Face, OCI images, Azure Files or any other URL have no credential or route of the platform's."""
+    workload, team = scope.workload, scope.team
+    if not serving(workload) or team is None:
+        return
+    names = team.names
+    predictors = _predictors(workload.spec)
+    blob = models_uri("<storage account>", names.blob_container)
+    for predictor in predictors:
+        for model in _model_uris(predictor):
+            if is_platform_model_uri(model.uri):
+                continue
+            key = model.path.rsplit(".", 1)[1]
+            fix = (
+                f"upload the model to {team.name}'s blob container (az storage blob upload-batch --auth-mode login "
+                f"-d {names.blob_container}/{MODELS_PREFIX}/<model>/<version> -s <dir> --account-name "
+                f"<storage account>) and set {key}: {blob}/<model>/<version> with "
+                f"{model.predictor}.{STORAGE_CONTAINER_FIELD}: {STORAGE_CONTAINER} and "
+                f"{model.predictor}.serviceAccountName: {names.service_account}"
+            )
+            claim = _on_a_claim(predictors, model.predictor, key, names.namespace)
+            yield Problem(
+                "model-storage",
+                model.path,
+                f"'{model.uri}' ({_scheme(model.uri)}) is no storage this platform loads models from: it reads the "
+                f"team's Azure blob container with the team's workload identity ({blob}/...) or a claim of the "
+                f"namespace (pvc://<claim>/<path>); elsewhere it holds no credential, so the model never loads",
+                fix if claim is None else f"{fix}; or {claim}",
+            )
+
+
+def check_storage_container(scope: Scope) -> Iterator[Problem]:
+    """A predictor loading a blob URI names the platform's ClusterStorageContainer, the one that downloads with the
+    team identity (unnamed, KServe may take the chart's anonymous `default`, components.core.serving); one loading from
+    a claim names none (KServe refuses its pods: the platform's container takes no pvc:// URI)."""
+    workload = scope.workload
+    if not serving(workload) or scope.team is None:
+        return
+    predictors = _predictors(workload.spec)
+    # A missing name goes on the stable predictor, whose canaries inherit it, unless it loads from a claim itself.
+    stable_on_claim = any(model.uri.startswith(PVC_URI_PREFIX) for model in _model_uris(predictors[0]))
+    for predictor in predictors:
+        uris = _model_uris(predictor)
+        blob = [model for model in uris if is_blob_uri(model.uri)]
+        claims = [model for model in uris if model.uri.startswith(PVC_URI_PREFIX)]
+        name = predictor.built.get(STORAGE_CONTAINER_FIELD)
+        named_at = f"{predictor.source(STORAGE_CONTAINER_FIELD)}.{STORAGE_CONTAINER_FIELD}"
+        if blob and name != STORAGE_CONTAINER:
+            yield Problem(
+                "storage-container",
+                named_at
+                if not empty(name)
+                else f"{predictor.path if stable_on_claim else STABLE_PREDICTOR_PATH}.{STORAGE_CONTAINER_FIELD}",
+                (
+                    f"is '{name}', not the platform's {STORAGE_CONTAINER}, the only ClusterStorageContainer that hands "
+                    "the storage initializer the team's workload identity: the blob model never loads"
+                    if not empty(name)
+                    else "is not set, so KServe v0.20.0 gives the storage initializer of the blob model the first "
+                    "ClusterStorageContainer matching its URI, in no fixed order: the chart's `default` one matches "
+                    "too and downloads without the team's workload identity, so on some pods the model never loads"
+                ),
+                f"set {STORAGE_CONTAINER_FIELD}: {STORAGE_CONTAINER}",
+            )
+        elif claims and not blob and name == STORAGE_CONTAINER:
+            refused = (
+                "KServe v0.20.0 looks a named container up even for a claim, and refuses the pods when it does not "
+                "take the URI"
+            )
+            if predictor.source(STORAGE_CONTAINER_FIELD) == predictor.path:
+                # Canaries loading a blob model that inherited the name need one of their own once it is dropped.
+                inheriting = _named_by_inheriting_canaries(predictors) if predictor is predictors[0] else []
+                yield Problem(
+                    "storage-container",
+                    named_at,
+                    f"is {STORAGE_CONTAINER}, which takes blob URIs only, but the model comes from a claim "
+                    f"({claims[0].uri}): {refused}",
+                    f"drop {STORAGE_CONTAINER_FIELD}: KServe mounts a pvc:// model itself, nothing downloads it"
+                    + (
+                        f"; and set {' and '.join(inheriting)} for the canaries that load from blob"
+                        if inheriting
+                        else ""
+                    ),
+                )
+            # A canary on a claim that inherits the name from a stable predictor loading blob, which needs it. (A
+            # stable predictor on a claim has the finding above, whose fix frees its canaries too.)
+            elif any(is_blob_uri(model.uri) for model in _model_uris(predictors[0])):
+                yield Problem(
+                    "storage-container",
+                    claims[0].path,
+                    f"is a claim, but the canary inherits {STORAGE_CONTAINER_FIELD}: {STORAGE_CONTAINER} (blob URIs "
+                    "only) from the stable predictor and cannot unset it (KServe's merge never overrides with an "
+                    f"empty value): {refused}",
+                    f"load the canary's model from the blob container like the stable predictor's: set "
+                    f"{claims[0].path.rsplit('.', 1)[1]}: "
+                    f"{models_uri('<storage account>', scope.team.names.blob_container)}/<model>/<version>",
+                )
+
+
+def check_model_identity(scope: Scope) -> Iterator[Problem]:
+    """A predictor loading a blob model runs as the team's workload identity ServiceAccount: the platform's storage
+    initializer exchanges the pod's token for the team identity, whose federated credential trusts that one only."""
+    workload, team = scope.workload, scope.team
+    if not serving(workload) or team is None:
+        return
+    expected = team.names.service_account
+    for predictor in _predictors(workload.spec):
+        if not any(is_blob_uri(model.uri) for model in _model_uris(predictor)):
+            continue
+        account = predictor.built.get("serviceAccountName")
+        if account == expected:
+            continue
+        yield Problem(
+            "model-identity",
+            f"{predictor.source('serviceAccountName')}.serviceAccountName",
+            (
+                "is not set: the predictor's pods run as the namespace's `default` ServiceAccount"
+                if empty(account)
+                else f"is '{account}', not {expected}"
+            )
+            + f", but the team identity's federated credential trusts {team.names.workload_subject} only, so the "
+            "storage initializer gets no access to the blob container and the model never loads",
+            f"set serviceAccountName: {expected}",
+        )

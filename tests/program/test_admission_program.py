@@ -65,7 +65,7 @@ def test_one_binding_per_policy_created_after_its_policy(stack: str, stack_runs:
     run = stack_runs[stack]
     policies = {p.inputs["metadata"]["name"]: p for p in run.of_type(POLICY)}
     bindings = run.of_type(BINDING)
-    assert len(policies) == len(bindings) == 3
+    assert len(policies) == len(bindings) == 4
     assert sorted(b.inputs["spec"]["policyName"] for b in bindings) == sorted(policies)
     for binding in bindings:
         assert policies[binding.inputs["spec"]["policyName"]].urn in binding.dependencies

@@ -1,17 +1,23 @@
 """The serving layer as the program registers it for each stack: the pinned charts in their namespaces with their
 values, every object in dependency order (cert-manager and the Gateway API before KServe, CRDs before the objects
-that need them), each serving team's runtimes, model storage identity and network path; nothing of it where serving
-is off."""
+that need them), each serving team's runtimes, model storage identity and network path, the ClusterStorageContainer
+the rendered InferenceServices name; nothing of it where serving is off."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from components.config.loader import load_settings
+from components.core.serving import STORAGE_CONTAINER
 from components.core.versions import CERT_MANAGER, ENVOY_GATEWAY, KSERVE, KSERVE_CRD
+from components.model.platform import build_platform
 from components.serving.charts import cert_manager_values, envoy_gateway_values, kserve_values
+from components.workloads.serving import SERVING_FILE, serving_workloads
 from offline.harness.engine import CapturedResource, ProgramRun, run_stack
 from offline.harness.fake_azure import IDENTITY_CLIENT_ID, TENANT_ID
+from offline.plan.inventory import storage_account_name
 from offline.stacks import load_stack_config, stack_settings_raw
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -79,6 +85,34 @@ def test_each_serving_team_gets_runtimes_identity_and_a_path_from_the_gateway(
             assert depends(run, storage, f"{team}-namespace")
             policy = run.named(f"{team}-serving-allow-inference")
             assert (policy.type, policy.inputs["metadata"]["namespace"]) == (NETWORK_POLICY, team)
+
+
+def test_the_inference_services_the_plan_renders_name_the_storage_container_the_stack_registers(
+    stack: str, stack_runs: dict[str, ProgramRun]
+) -> None:
+    """Each serving team's reference InferenceService (components.workloads.serving, with the stack's storage account)
+    names the ClusterStorageContainer the program registers, which KServe v0.20.0 then uses for its pods: an init
+    container, not disabled, taking the URIs of the stable and the canary model."""
+    run = stack_runs[stack]
+    registered = run.named("kserve-storage-container").inputs
+    assert (registered["kind"], registered["metadata"]["name"]) == ("ClusterStorageContainer", STORAGE_CONTAINER)
+    assert registered["spec"]["workloadType"] == "initContainer" and not registered.get("disabled")
+    (uri_format,) = registered["spec"]["supportedUriFormats"]
+    platform = build_platform(load_settings(stack_settings_raw(load_stack_config(stack))))
+    account = storage_account_name(run)
+    references = serving_workloads(platform, account)
+    assert sorted(references) == SERVING_TEAMS[stack]
+    for team, files in references.items():
+        spec = files[SERVING_FILE]["spec"]
+        assert spec["predictor"]["storageContainerName"] == STORAGE_CONTAINER, team
+        uris = [
+            spec["predictor"]["model"]["storageUri"],
+            *(c["predictor"]["model"]["storageUri"] for c in spec["canary"]),
+        ]
+        assert len(uris) == 2
+        for uri in uris:
+            assert uri.startswith(f"https://{account}.blob.core.windows.net/{team}/models/"), uri
+            assert re.search(uri_format["regex"], uri), uri
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,10 @@ and `canary_route` to files.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any, NamedTuple
+
+import yaml
 
 from components.config.settings import Settings
 from components.core.naming import GATEWAY_NAMESPACE
@@ -163,6 +166,7 @@ def inference_service(
                 "minReplicas": 1,
                 "maxReplicas": 1,
                 "serviceAccountName": "training",
+                "storageContainerName": "azure-blob-workload-identity",
                 "priorityClassName": "inference-critical",
                 "terminationGracePeriodSeconds": 120,
                 "nodeSelector": dict(facts.selector),
@@ -190,6 +194,13 @@ def inference_service(
 
 def canary_route(*, namespace: str = "team-a", weights: tuple[int, int] = (80, 20)) -> dict[str, Any]:
     """The reference HTTPRoute: the platform's Gateway, the two predictors' Services weighed `weights`."""
+    return route_to(
+        ((f"{MODEL}-{STABLE}-predictor", weights[0]), (f"{MODEL}-{CANARY}-predictor", weights[1])), namespace
+    )
+
+
+def route_to(backends: tuple[tuple[str, int], ...], namespace: str = "team-a") -> dict[str, Any]:
+    """An HTTPRoute like the reference's, to the Services `backends` (name, weight)."""
     return {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "HTTPRoute",
@@ -208,10 +219,7 @@ def canary_route(*, namespace: str = "team-a", weights: tuple[int, int] = (80, 2
             "rules": [
                 {
                     "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
-                    "backendRefs": [
-                        {"name": f"{MODEL}-{STABLE}-predictor", "port": 80, "weight": weights[0]},
-                        {"name": f"{MODEL}-{CANARY}-predictor", "port": 80, "weight": weights[1]},
-                    ],
+                    "backendRefs": [{"name": name, "port": 80, "weight": weight} for name, weight in backends],
                 }
             ],
         },
@@ -269,6 +277,292 @@ CANARY_REPLICAS_PROBLEM = (
     f"is set, but a canary runs a fixed number of replicas (its minReplicas, or its share of the stable predictor's): "
     f"{REFUSED}"
 )
+
+
+# --- the canary form and where models come from (check ids knative-canary, model-storage, storage-container,
+# model-identity): each fix, applied as written (`apply_fix`), leads to a manifest the checker passes.
+
+BLOB = "https://acct.blob.core.windows.net/team-a/models"
+
+
+STORAGE_CONTAINER = f"{PREDICTOR}.storageContainerName"
+
+
+KNATIVE_ONLY = (
+    "is set, but only KServe's Knative mode splits traffic by it (between the last ready and the latest revision: "
+    "KServe v0.20.0 reads it in reconcilers/knative/ksvc_reconciler.go alone); in the platform's Standard mode KServe "
+    "ignores it and rolls every replica over to this spec at once"
+)
+
+
+GATEWAY = "envoy-gateway-system/inference"
+
+
+def _knative_canary(manifest: dict[str, Any], percent: Any = 20) -> dict[str, Any]:
+    """The seed's canary: the new version in the predictor itself, its share in canaryTrafficPercent."""
+    return changed(changed(manifest, "spec.canary", DELETE), f"{PREDICTOR}.canaryTrafficPercent", percent)
+
+
+def _canary_mapping(manifest: dict[str, Any], **entry: Any) -> dict[str, Any]:
+    """`spec.canary` as one mapping (the Knative-era shape): the reference's canary entry, with `entry` over it."""
+    canary = {**copy.deepcopy(manifest["spec"]["canary"][0]), **entry}
+    return changed(manifest, "spec.canary", {key: value for key, value in canary.items() if value is not DELETE})
+
+
+def _on_claim(manifest: dict[str, Any], *predictors: str) -> dict[str, Any]:
+    """Each predictor of `predictors` loading its model from the team's `checkpoints` claim."""
+    for predictor in predictors:
+        version = STABLE if predictor == PREDICTOR else CANARY
+        manifest = changed(manifest, f"{predictor}.model.storageUri", f"pvc://checkpoints/models/{MODEL}/{version}")
+    return manifest
+
+
+def _storage_fix(predictor: str, key: str = "storageUri") -> str:
+    """The fix of a model-storage finding: the team's blob container, or (for the stable predictor, whose name of the
+    container its canaries inherit until they name it themselves) a claim."""
+    fix = (
+        "upload the model to team-a's blob container (az storage blob upload-batch --auth-mode login -d "
+        f"team-a/models/<model>/<version> -s <dir> --account-name <storage account>) and set {key}: "
+        "https://<storage account>.blob.core.windows.net/team-a/models/<model>/<version> with "
+        f"{predictor}.storageContainerName: azure-blob-workload-identity and {predictor}.serviceAccountName: training"
+    )
+    if predictor != PREDICTOR:
+        return fix
+    return (
+        f"{fix}; or copy it to a claim of team-a and set {key}: pvc://<claim>/<path> without storageContainerName, "
+        "and set spec.canary[0].predictor.storageContainerName: azure-blob-workload-identity for the canaries that "
+        "load from blob"
+    )
+
+
+def _storage_problem(uri: str, scheme: str) -> str:
+    return (
+        f"'{uri}' ({scheme}) is no storage this platform loads models from: it reads the team's Azure blob container "
+        "with the team's workload identity (https://<storage account>.blob.core.windows.net/team-a/models/...) or a "
+        "claim of the namespace (pvc://<claim>/<path>); elsewhere it holds no credential, so the model never loads"
+    )
+
+
+UNNAMED_CONTAINER = (
+    "is not set, so KServe v0.20.0 gives the storage initializer of the blob model the first ClusterStorageContainer "
+    "matching its URI, in no fixed order: the chart's `default` one matches too and downloads without the team's "
+    "workload identity, so on some pods the model never loads"
+)
+
+
+DEFAULT_CONTAINER = (
+    "is 'default', not the platform's azure-blob-workload-identity, the only ClusterStorageContainer that hands the "
+    "storage initializer the team's workload identity: the blob model never loads"
+)
+
+
+NAME_CONTAINER = "set storageContainerName: azure-blob-workload-identity"
+
+
+CLAIM_REFUSED = (
+    "KServe v0.20.0 looks a named container up even for a claim, and refuses the pods when it does not take the URI"
+)
+
+
+UNTRUSTED = (
+    "but the team identity's federated credential trusts system:serviceaccount:team-a:training only, so the storage "
+    "initializer gets no access to the blob container and the model never loads"
+)
+
+
+def _platform_canary(percent: str, name: str, uri: str, stable_share: str) -> str:
+    return (
+        f"canary: [{{trafficPercent: {percent}, predictor: {{name: {name}, model: {{name: kserve-container, "
+        f"modelFormat: {{name: vLLM}}, storageUri: {uri}}}}}}}], routed by an HTTPRoute on the Gateway {GATEWAY} "
+        f"weighing {MODEL}-v1-predictor {stable_share} and {MODEL}-{name}-predictor {percent} (team guide: Serving "
+        "models)"
+    )
+
+
+MODEL_SOURCE_BAD = {
+    # The seed's canary: Knative's, which the platform's Standard mode ignores (or the API server refuses).
+    "knative-canary-traffic-percent": Bad(
+        "dev",
+        _knative_canary(DEV_ISVC),
+        "knative-canary",
+        f"{PREDICTOR}.canaryTrafficPercent",
+        KNATIVE_ONLY,
+        "drop canaryTrafficPercent and roll out the platform's way: keep the version serving now in spec.predictor "
+        "and add the new one as " + _platform_canary("20", "<new version>", "<the new version's storageUri>", "80"),
+    ),
+    "knative-canary-traffic-percent-not-a-number": Bad(
+        "prod",
+        _knative_canary(PROD_ISVC, "10%"),
+        "knative-canary",
+        f"{PREDICTOR}.canaryTrafficPercent",
+        KNATIVE_ONLY,
+        "drop canaryTrafficPercent and roll out the platform's way: keep the version serving now in spec.predictor "
+        "and add the new one as "
+        + _platform_canary("<percent>", "<new version>", "<the new version's storageUri>", "<100 - percent>"),
+    ),
+    "knative-canary-traffic-percent-beside-spec-canary": Bad(
+        "prod",
+        changed(PROD_ISVC, f"{PREDICTOR}.canaryTrafficPercent", 20),
+        "knative-canary",
+        f"{PREDICTOR}.canaryTrafficPercent",
+        KNATIVE_ONLY,
+        "drop canaryTrafficPercent: the canaries' shares are their trafficPercent in spec.canary",
+    ),
+    "knative-canary-traffic-percent-on-a-canary": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.canaryTrafficPercent", 20),
+        "knative-canary",
+        f"{CANARY_PREDICTOR}.canaryTrafficPercent",
+        KNATIVE_ONLY,
+        "drop canaryTrafficPercent: this canary's share is spec.canary[0].trafficPercent",
+    ),
+    "canary-as-a-mapping": Bad(
+        "dev",
+        _canary_mapping(DEV_ISVC),
+        "knative-canary",
+        "spec.canary",
+        "is a mapping, the shape of KServe's Knative-era canary (v1alpha2), but KServe v0.20.0 takes a list of "
+        "canaries there: the API server refuses the InferenceService",
+        "make it a list, one entry per canary: " + _platform_canary("20", "v2", f"{BLOB}/{MODEL}/v2", "80"),
+    ),
+    "canary-as-a-mapping-without-share-or-name": Bad(
+        "prod",
+        _canary_mapping(PROD_ISVC, trafficPercent=DELETE, predictor={"model": {"storageUri": f"{BLOB}/{MODEL}/v3"}}),
+        "knative-canary",
+        "spec.canary",
+        "is a mapping, the shape of KServe's Knative-era canary (v1alpha2), but KServe v0.20.0 takes a list of "
+        "canaries there: the API server refuses the InferenceService",
+        "make it a list, one entry per canary: "
+        + _platform_canary("<percent>", "<new version>", f"{BLOB}/{MODEL}/v3", "<100 - percent>"),
+    ),
+    # Storage the platform cannot reach.
+    "model-from-s3": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{MODEL_SERVER}.storageUri", "s3://models/reference-llm/v1"),
+        "model-storage",
+        f"{MODEL_SERVER}.storageUri",
+        _storage_problem("s3://models/reference-llm/v1", "s3://"),
+        _storage_fix(PREDICTOR),
+    ),
+    "canary-model-from-gcs": Bad(
+        "prod",
+        changed(PROD_ISVC, f"{CANARY_PREDICTOR}.model.storageUri", "gs://models/reference-llm/v2"),
+        "model-storage",
+        f"{CANARY_PREDICTOR}.model.storageUri",
+        _storage_problem("gs://models/reference-llm/v2", "gs://"),
+        _storage_fix(CANARY_PREDICTOR),
+    ),
+    "model-from-azure-files": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{MODEL_SERVER}.storageUri", "https://acct.file.core.windows.net/share/llm"),
+        "model-storage",
+        f"{MODEL_SERVER}.storageUri",
+        _storage_problem("https://acct.file.core.windows.net/share/llm", "https from acct.file.core.windows.net"),
+        _storage_fix(PREDICTOR),
+    ),
+    "model-uris-from-hugging-face": Bad(
+        "dev",
+        changed(
+            changed(DEV_ISVC, f"{MODEL_SERVER}.storageUri", DELETE),
+            f"{PREDICTOR}.storageUris",
+            [{"uri": "hf://meta-llama/Llama-3.1-8B"}],
+        ),
+        "model-storage",
+        f"{PREDICTOR}.storageUris[0].uri",
+        _storage_problem("hf://meta-llama/Llama-3.1-8B", "hf://"),
+        _storage_fix(PREDICTOR, "uri"),
+    ),
+    # The platform's ClusterStorageContainer, named.
+    "storage-container-unnamed": Bad(
+        "dev",
+        changed(DEV_ISVC, STORAGE_CONTAINER, DELETE),
+        "storage-container",
+        STORAGE_CONTAINER,
+        UNNAMED_CONTAINER,
+        NAME_CONTAINER,
+    ),
+    "storage-container-the-charts-default": Bad(
+        "prod",
+        changed(PROD_ISVC, STORAGE_CONTAINER, "default"),
+        "storage-container",
+        STORAGE_CONTAINER,
+        DEFAULT_CONTAINER,
+        NAME_CONTAINER,
+    ),
+    "storage-container-of-a-canary": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.storageContainerName", "default"),
+        "storage-container",
+        f"{CANARY_PREDICTOR}.storageContainerName",
+        DEFAULT_CONTAINER,
+        NAME_CONTAINER,
+    ),
+    # The stable predictor on a claim: the canary, on blob, then names the container itself.
+    "storage-container-unnamed-on-a-canary-of-a-claim": Bad(
+        "dev",
+        changed(_on_claim(DEV_ISVC, PREDICTOR), STORAGE_CONTAINER, DELETE),
+        "storage-container",
+        f"{CANARY_PREDICTOR}.storageContainerName",
+        UNNAMED_CONTAINER,
+        NAME_CONTAINER,
+    ),
+    "storage-container-named-for-a-claim": Bad(
+        "dev",
+        _on_claim(DEV_ISVC, PREDICTOR, CANARY_PREDICTOR),
+        "storage-container",
+        STORAGE_CONTAINER,
+        "is azure-blob-workload-identity, which takes blob URIs only, but the model comes from a claim "
+        f"(pvc://checkpoints/models/{MODEL}/v1): {CLAIM_REFUSED}",
+        "drop storageContainerName: KServe mounts a pvc:// model itself, nothing downloads it",
+    ),
+    "storage-container-named-for-a-claim-with-a-blob-canary": Bad(
+        "prod",
+        _on_claim(PROD_ISVC, PREDICTOR),
+        "storage-container",
+        STORAGE_CONTAINER,
+        "is azure-blob-workload-identity, which takes blob URIs only, but the model comes from a claim "
+        f"(pvc://checkpoints/models/{MODEL}/v1): {CLAIM_REFUSED}",
+        "drop storageContainerName: KServe mounts a pvc:// model itself, nothing downloads it; and set "
+        "spec.canary[0].predictor.storageContainerName: azure-blob-workload-identity for the canaries that load from "
+        "blob",
+    ),
+    "storage-container-inherited-by-a-canary-on-a-claim": Bad(
+        "dev",
+        _on_claim(DEV_ISVC, CANARY_PREDICTOR),
+        "storage-container",
+        f"{CANARY_PREDICTOR}.model.storageUri",
+        "is a claim, but the canary inherits storageContainerName: azure-blob-workload-identity (blob URIs only) from "
+        "the stable predictor and cannot unset it (KServe's merge never overrides with an empty value): "
+        f"{CLAIM_REFUSED}",
+        "load the canary's model from the blob container like the stable predictor's: set storageUri: "
+        "https://<storage account>.blob.core.windows.net/team-a/models/<model>/<version>",
+    ),
+    # The team's workload identity.
+    "model-identity-default-service-account": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{PREDICTOR}.serviceAccountName", DELETE),
+        "model-identity",
+        f"{PREDICTOR}.serviceAccountName",
+        f"is not set: the predictor's pods run as the namespace's `default` ServiceAccount, {UNTRUSTED}",
+        "set serviceAccountName: training",
+    ),
+    "model-identity-another-service-account": Bad(
+        "prod",
+        changed(PROD_ISVC, f"{PREDICTOR}.serviceAccountName", "inference"),
+        "model-identity",
+        f"{PREDICTOR}.serviceAccountName",
+        f"is 'inference', not training, {UNTRUSTED}",
+        "set serviceAccountName: training",
+    ),
+    "model-identity-of-a-canary": Bad(
+        "dev",
+        changed(DEV_ISVC, f"{CANARY_PREDICTOR}.serviceAccountName", "default"),
+        "model-identity",
+        f"{CANARY_PREDICTOR}.serviceAccountName",
+        f"is 'default', not training, {UNTRUSTED}",
+        "set serviceAccountName: training",
+    ),
+}
 
 
 BAD = {
@@ -661,6 +955,7 @@ BAD = {
         "set it to at most 1, or drop it: the canary then gets its traffic share of the stable predictor's "
         "replicas, rounded up",
     ),
+    **MODEL_SOURCE_BAD,
 }
 
 
@@ -728,12 +1023,123 @@ GOOD = {
             canary_route(),
         ],
     ),
+    # Models on a claim of the namespace: KServe mounts it, no storage initializer, container or identity involved.
+    "models-on-a-claim": (
+        "dev",
+        [changed(_on_claim(DEV_ISVC, PREDICTOR, CANARY_PREDICTOR), STORAGE_CONTAINER, DELETE), canary_route()],
+    ),
+    "model-on-a-claim-as-the-default-service-account": (
+        "prod",
+        [
+            changed(
+                changed(_on_claim(changed(PROD_ISVC, "spec.canary", DELETE), PREDICTOR), STORAGE_CONTAINER, DELETE),
+                f"{PREDICTOR}.serviceAccountName",
+                DELETE,
+            )
+        ],
+    ),
+    # The stable predictor on a claim, the canary on blob naming the platform's container itself.
+    "blob-canary-of-a-stable-on-a-claim": (
+        "dev",
+        [
+            changed(
+                changed(_on_claim(DEV_ISVC, PREDICTOR), STORAGE_CONTAINER, DELETE),
+                f"{CANARY_PREDICTOR}.storageContainerName",
+                "azure-blob-workload-identity",
+            ),
+            canary_route(),
+        ],
+    ),
+    "model-from-storage-uris-on-blob": (
+        "dev",
+        [
+            changed(
+                changed(DEV_ISVC, f"{MODEL_SERVER}.storageUri", DELETE),
+                f"{PREDICTOR}.storageUris",
+                [{"uri": f"{BLOB}/{MODEL}/v1", "mountPath": "/mnt/models"}],
+            ),
+            canary_route(),
+        ],
+    ),
+    # A server whose image holds the model loads nothing from storage.
+    "model-in-the-image": (
+        "dev",
+        [
+            changed(
+                changed(
+                    changed(_custom_container_predictor(), f"{PREDICTOR}.containers[0].image", "acr.io/llm:1.0.0"),
+                    STORAGE_CONTAINER,
+                    DELETE,
+                ),
+                f"{PREDICTOR}.serviceAccountName",
+                DELETE,
+            )
+        ],
+    ),
     # Without a grace period of its own the ServingRuntime's (or Kubernetes' default) applies.
     "grace-period-left-to-the-runtime": (
         "dev",
         [changed(DEV_ISVC, f"{PREDICTOR}.terminationGracePeriodSeconds", DELETE), canary_route()],
     ),
 }
+
+
+# What a team fills in for the placeholders of a fix text.
+PLACEHOLDERS = {
+    "<storage account>": "acct",
+    "<model>": MODEL,
+    "<version>": "v9",
+    "<new version>": CANARY,
+    "<the new version's storageUri>": f"{BLOB}/{MODEL}/{CANARY}",
+    "<percent>": "20",
+    "<100 - percent>": "80",
+    "<claim>": "checkpoints",
+    "<path>": f"models/{MODEL}/v9",
+}
+
+
+def _flow_value(text: str, start: int) -> Any:
+    """The YAML flow collection that starts at `text[start]`."""
+    depth = 0
+    for end in range(start, len(text)):
+        depth += {"[": 1, "{": 1, "]": -1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            return yaml.safe_load(text[start : end + 1])
+    raise ValueError(f"unbalanced flow collection in: {text}")
+
+
+def apply_fix(manifest: dict[str, Any], path: str, fix: str) -> list[list[dict[str, Any]]]:
+    """The fix of a finding at `path`, done as its text says (placeholders filled in from PLACEHOLDERS): for each
+    alternative it offers (`; or `), the manifest and any object it adds (an HTTPRoute). Understands what the fixes of
+    knative-canary, model-storage, storage-container and model-identity say: `drop <field>`, `set <field>: <value>`
+    at the finding, `<full path>: <value>` and `without <field>` on the finding's predictor, `canary: [...]` and a
+    route `weighing <service> <weight> and <service> <weight>`."""
+    for placeholder, value in PLACEHOLDERS.items():
+        fix = fix.replace(placeholder, value)
+    key = path.rsplit(".", 1)[1]
+    predictor = path[: path.index(".predictor") + len(".predictor")] if ".predictor" in path else PREDICTOR
+    results = []
+    for alternative in fix.split("; or "):
+        fixed, added, done = copy.deepcopy(manifest), [], 0
+        if re.match(rf"drop {key}\b", alternative):
+            fixed, done = changed(fixed, path, DELETE), done + 1
+        for field, value in re.findall(r"\bset (\w+): ([^\s,;]+)", alternative):
+            assert field == key, (field, path)
+            fixed, done = changed(fixed, path, yaml.safe_load(value)), done + 1
+        for target, value in re.findall(r"\b(spec\.[\w.\[\]]+): ([^\s,;]+)", alternative):
+            fixed, done = changed(fixed, target, yaml.safe_load(value)), done + 1
+        for field in re.findall(r"\bwithout (\w+)", alternative):
+            fixed, done = changed(fixed, f"{predictor}.{field}", DELETE), done + 1
+        if "canary: [" in alternative:
+            canary = _flow_value(alternative, alternative.index("canary: [") + len("canary: "))
+            fixed, done = changed(fixed, "spec.canary", canary), done + 1
+        weighing = re.search(r"weighing (\S+) (\d+) and (\S+) (\d+)", alternative)
+        if weighing is not None:
+            stable, stable_weight, canary_service, canary_weight = weighing.groups()
+            added.append(route_to(((stable, int(stable_weight)), (canary_service, int(canary_weight)))))
+        assert done, f"nothing to do in: {alternative}"
+        results.append([fixed, *added])
+    return results
 
 
 PLATFORM_REFERENCE = {

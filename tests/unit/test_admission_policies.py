@@ -27,14 +27,17 @@ from components.workloads.admission import (
     GPU_REQUESTS_EQUAL_LIMITS,
     GPU_WORKLOADS_QUEUED,
     IMAGES_PINNED,
+    INFERENCE_STORAGE_CONTAINER,
     TEAM_NAMESPACES,
     WORKLOAD_KINDS,
     guardrail_policies,
     policy_binding,
 )
 from components.workloads.reference import reference_workloads
+from components.workloads.serving import SERVING_FILE, serving_workloads
 from offline.stacks import load_stack_config
 from tests.support.config import platform_for
+from tests.support.manifests import DELETE, changed
 
 KUBERNETES_VERSION = "1.36.0"
 STACKS = ("dev", "prod")
@@ -45,7 +48,9 @@ POLICIES = {
     "digests": guardrail_policies(require_image_digests=True),
 }
 VARIANTS = tuple(POLICIES)
-PLURALS = {(kind.group, kind.kind): kind.resource for kind in WORKLOAD_KINDS}
+PLURALS = {(kind.group, kind.kind): kind.resource for kind in WORKLOAD_KINDS} | {
+    ("serving.kserve.io", "InferenceService"): "inferenceservices"
+}
 
 # --- the evaluator ------------------------------------------------------------------------------------------------
 
@@ -251,6 +256,62 @@ def test_every_reference_workload_of_the_stack_is_admitted(stack: str) -> None:
     assert checked >= 4 * len(platform.teams)
 
 
+# --- InferenceServices: blob models through the platform's ClusterStorageContainer --------------------------------
+
+# The platform's reference InferenceService of team-a in dev (stable v1, canary v2, models in the team's blob
+# container), which names the container on its stable predictor only.
+ISVC = serving_workloads(PLATFORMS["dev"], "acct")["team-a"][SERVING_FILE]
+STABLE = "spec.predictor"
+CANARY = "spec.canary[0].predictor"
+NAME = f"{STABLE}.storageContainerName"
+CONTAINER = "azure-blob-workload-identity"
+BLOB = "https://acct.blob.core.windows.net/team-a/models/reference-llm"
+
+
+def on_claim(manifest: dict[str, Any], *predictors: str) -> dict[str, Any]:
+    for predictor in predictors:
+        manifest = changed(manifest, f"{predictor}.model.storageUri", "pvc://checkpoints/models/reference-llm/v1")
+    return manifest
+
+
+GOOD_INFERENCE_SERVICES = {
+    # Models on a claim: KServe mounts them, no storage initializer.
+    "models-on-a-claim": changed(on_claim(ISVC, STABLE, CANARY), NAME, DELETE),
+    # The stable predictor on a claim, its canary on blob naming the container itself.
+    "blob-canary-of-a-stable-on-a-claim": changed(
+        changed(on_claim(ISVC, STABLE), NAME, DELETE), f"{CANARY}.storageContainerName", CONTAINER
+    ),
+    "storage-uris-on-blob": changed(
+        changed(ISVC, f"{STABLE}.model.storageUri", DELETE), f"{STABLE}.storageUris", [{"uri": f"{BLOB}/v1"}]
+    ),
+    "framework-field-on-blob": changed(
+        changed(ISVC, f"{STABLE}.model", DELETE), f"{STABLE}.sklearn", {"storageUri": f"{BLOB}/v1"}
+    ),
+    # No model from storage at all (the server's image holds it), or one from storage the checker refuses instead.
+    "model-in-the-image": changed(
+        changed(changed(ISVC, "spec.canary", DELETE), f"{STABLE}.model.storageUri", DELETE), NAME, DELETE
+    ),
+    "model-from-s3": changed(
+        changed(changed(ISVC, "spec.canary", DELETE), f"{STABLE}.model.storageUri", "s3://models/llm/v1"), NAME, DELETE
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_platforms_inference_services_are_admitted(stack: str, variant: str) -> None:
+    references = serving_workloads(PLATFORMS[stack], "acct")
+    assert references
+    for files in references.values():
+        assert files[SERVING_FILE]["spec"]["predictor"]["storageContainerName"] == CONTAINER
+        assert denials(variant, files[SERVING_FILE]) == {}
+
+
+@pytest.mark.parametrize("name", GOOD_INFERENCE_SERVICES)
+def test_good_inference_services_are_admitted(name: str) -> None:
+    assert denials("digests", GOOD_INFERENCE_SERVICES[name]) == {}
+
+
 @dataclass(frozen=True)
 class Bad:
     manifest: dict[str, Any]
@@ -383,6 +444,58 @@ BAD = {
         "admits images by digest only",
         variants=("digests",),
     ),
+    # --- the storage container of blob models -------------------------------------------------------------------
+    "inference-service-without-storage-container": Bad(
+        changed(ISVC, NAME, DELETE),
+        INFERENCE_STORAGE_CONTAINER,
+        f"spec.predictor loads its model from Azure blob storage without storageContainerName: {CONTAINER}: set "
+        f"spec.predictor.storageContainerName: {CONTAINER}",
+    ),
+    "inference-service-with-the-charts-default": Bad(
+        changed(ISVC, NAME, "default"), INFERENCE_STORAGE_CONTAINER, "spec.predictor loads its model"
+    ),
+    "inference-service-with-an-empty-storage-container": Bad(
+        changed(ISVC, NAME, ""), INFERENCE_STORAGE_CONTAINER, "spec.predictor loads its model"
+    ),
+    # A canary inherits the stable predictor's container unless it names another.
+    "canary-naming-another-container": Bad(
+        changed(ISVC, f"{CANARY}.storageContainerName", "default"),
+        INFERENCE_STORAGE_CONTAINER,
+        "spec.canary v2 loads its model from Azure blob storage",
+    ),
+    "blob-canary-of-a-stable-on-a-claim-unnamed": Bad(
+        changed(on_claim(ISVC, STABLE), NAME, DELETE),
+        INFERENCE_STORAGE_CONTAINER,
+        "spec.canary v2 loads its model from Azure blob storage",
+    ),
+    # Blob URIs in storageUris (KServe picks the container with the first), or in a framework field.
+    "storage-uris-on-blob-unnamed": Bad(
+        changed(
+            changed(
+                changed(ISVC, f"{STABLE}.model.storageUri", DELETE), f"{STABLE}.storageUris", [{"uri": f"{BLOB}/v1"}]
+            ),
+            NAME,
+            DELETE,
+        ),
+        INFERENCE_STORAGE_CONTAINER,
+        "spec.predictor loads its model",
+    ),
+    "framework-field-on-blob-unnamed": Bad(
+        changed(
+            changed(changed(ISVC, f"{STABLE}.model", DELETE), f"{STABLE}.sklearn", {"storageUri": f"{BLOB}/v1"}),
+            NAME,
+            DELETE,
+        ),
+        INFERENCE_STORAGE_CONTAINER,
+        "spec.predictor loads its model",
+    ),
+    "storage-container-removed-on-update": Bad(
+        changed(ISVC, NAME, DELETE),
+        INFERENCE_STORAGE_CONTAINER,
+        "spec.predictor loads its model",
+        operation="UPDATE",
+        old=ISVC,
+    ),
     # The Deployment KServe makes of an InferenceService is checked like a team's own (an InferenceService is no kind
     # the guardrails check), so in prod a ServingRuntime's image must be a digest (serving.images).
     "kserve-deployment-runtime-by-tag": Bad(
@@ -429,6 +542,12 @@ def test_other_kinds_and_operations_are_not_matched() -> None:
         assert decide(policy, config_map) is None
         assert decide(policy, daemon_set) is None
         assert not _matches(policy, job(gpu_container()), "DELETE")
+        assert not _matches(policy, ISVC, "DELETE")
+    # The InferenceService policy matches InferenceServices only, the workload policies never match them.
+    matching = {p["metadata"]["name"] for p in POLICIES["digests"] if _matches(p, ISVC, "CREATE")}
+    assert matching == {INFERENCE_STORAGE_CONTAINER}
+    storage = POLICIES["digests"][3]
+    assert not any(_matches(storage, workload, "CREATE") for workload in GOOD_WORKLOADS.values())
 
 
 # --- the policy objects ---------------------------------------------------------------------------------------------
@@ -448,10 +567,10 @@ def expressions(policy: dict[str, Any]) -> list[str]:
     ]
 
 
-def test_the_guardrails_are_three_policies_each_with_a_message_saying_how_to_fix_it() -> None:
+def test_the_guardrails_are_four_policies_each_with_a_message_saying_how_to_fix_it() -> None:
     for variant in VARIANTS:
         names = [p["metadata"]["name"] for p in POLICIES[variant]]
-        assert names == [GPU_REQUESTS_EQUAL_LIMITS, GPU_WORKLOADS_QUEUED, IMAGES_PINNED]
+        assert names == [GPU_REQUESTS_EQUAL_LIMITS, GPU_WORKLOADS_QUEUED, IMAGES_PINNED, INFERENCE_STORAGE_CONTAINER]
         for policy in POLICIES[variant]:
             spec = policy["spec"]
             assert spec["failurePolicy"] == "Fail"
@@ -463,6 +582,7 @@ def test_the_guardrails_are_three_policies_each_with_a_message_saying_how_to_fix
     # Only the image policy differs between the stacks.
     assert POLICIES["tags"][:2] == POLICIES["digests"][:2]
     assert POLICIES["tags"][2] != POLICIES["digests"][2]
+    assert POLICIES["tags"][3] == POLICIES["digests"][3]
 
 
 def test_variables_only_use_variables_defined_before_them() -> None:

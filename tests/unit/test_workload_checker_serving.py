@@ -1,6 +1,7 @@
 """The workload checker on KServe InferenceServices and the HTTPRoutes that split their traffic (`offline.checker.cli`):
-each case of tests/support/checker_serving.py gets exactly its findings, good manifests none, and the normalizer
-models KServe's predictors and canary merge."""
+each case of tests/support/checker_serving.py gets exactly its findings, good manifests none, the fixes of the canary
+form and model source checks lead, done as written, to manifests without findings, and the normalizer models KServe's
+predictors and canary merge."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tests.support.checker_serving import (
     GOOD,
     MODEL,
     MODEL_SERVER,
+    MODEL_SOURCE_BAD,
     PLATFORM_REFERENCE,
     PLATFORMS,
     PREDICTOR,
@@ -24,8 +26,10 @@ from tests.support.checker_serving import (
     QUEUE,
     ROUTE_BAD,
     Bad,
+    apply_fix,
+    canary_route,
 )
-from tests.support.manifests import changed, resolve
+from tests.support.manifests import DELETE, changed, resolve
 
 
 @pytest.mark.parametrize("case", BAD.values(), ids=BAD.keys())
@@ -54,6 +58,64 @@ def test_the_platforms_serving_reference_passes_with_its_route(stack: str, manif
     """components.workloads.serving's InferenceService and HTTPRoute, checked together as the plan writes them."""
     assert [manifest["kind"] for manifest in manifests] == ["InferenceService", "HTTPRoute"]
     assert check_manifests(manifests, PLATFORMS[stack], file="serving.yaml") == []
+
+
+@pytest.mark.parametrize("case", MODEL_SOURCE_BAD.values(), ids=MODEL_SOURCE_BAD.keys())
+def test_the_fix_done_as_written_leads_to_a_manifest_without_findings(case: Bad) -> None:
+    """Every alternative the fix offers, its placeholders filled in, checked again with the route it asks for (or,
+    where it asks for none, the team's existing route of the reference's canary)."""
+    platform = PLATFORMS[case.stack]
+    (finding,) = check_manifest(case.manifest, platform)
+    alternatives = apply_fix(case.manifest, finding.path, finding.fix)
+    assert alternatives
+    for documents in alternatives:
+        fixed = documents[0]
+        assert fixed != case.manifest
+        routes = documents[1:] or ([canary_route()] if isinstance(fixed["spec"].get("canary"), list) else [])
+        assert check_manifests([fixed, *routes], platform) == [], documents
+
+
+def test_the_knative_canary_fixed_as_written_is_the_platforms_canary() -> None:
+    """The seed's form (the new version in the predictor, its share in canaryTrafficPercent), fixed: a spec.canary entry
+    named after the new version that inherits the rest of the stable predictor, and a route weighing it."""
+    case = MODEL_SOURCE_BAD["knative-canary-traffic-percent"]
+    (finding,) = check_manifest(case.manifest, PLATFORMS["dev"])
+    ((fixed, route),) = apply_fix(case.manifest, finding.path, finding.fix)
+    assert "canaryTrafficPercent" not in fixed["spec"]["predictor"]
+    assert fixed["spec"]["canary"] == [
+        {
+            "trafficPercent": 20,
+            "predictor": {
+                "name": "v2",
+                "model": {
+                    "name": "kserve-container",
+                    "modelFormat": {"name": "vLLM"},
+                    "storageUri": "https://acct.blob.core.windows.net/team-a/models/reference-llm/v2",
+                },
+            },
+        }
+    ]
+    assert route == canary_route(weights=(80, 20))
+
+
+def test_a_model_source_problem_shared_by_the_canary_is_reported_once_where_the_fix_goes() -> None:
+    """The canary inherits the stable predictor's missing container name and ServiceAccount: one finding each, on the
+    stable predictor."""
+    manifest = changed(
+        changed(DEV_ISVC, f"{PREDICTOR}.storageContainerName", DELETE), f"{PREDICTOR}.serviceAccountName", DELETE
+    )
+    found = check_manifest(manifest, PLATFORMS["dev"])
+    assert [(f.check, f.path) for f in found] == [
+        ("storage-container", f"{PREDICTOR}.storageContainerName"),
+        ("model-identity", f"{PREDICTOR}.serviceAccountName"),
+    ]
+
+
+def test_model_source_checks_leave_other_namespaces_to_the_namespace_check() -> None:
+    manifest = changed(
+        changed(DEV_ISVC, "metadata.namespace", "kserve"), f"{MODEL_SERVER}.storageUri", "s3://models/llm/v1"
+    )
+    assert [f.check for f in check_manifest(manifest, PLATFORMS["dev"])] == ["namespace"]
 
 
 def test_one_inference_service_alone_gets_only_the_findings_of_its_own() -> None:

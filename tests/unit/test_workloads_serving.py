@@ -5,12 +5,14 @@ names; and what KServe's own validation (v0.20.0 validateCanarySpecs, validatePr
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
 
 from components.core.serving import predictor_service_name
 from components.model.platform import Platform
+from components.serving.runtimes import storage_container
 from components.workloads.serving import ROUTE_FILE, SERVING_FILE, canary_route, inference_service, serving_workloads
 from tests.support import crds
 from tests.support.config import dev_raw, gpu_pool, platform_of, team
@@ -56,6 +58,7 @@ def test_the_dev_inference_service_exactly() -> None:
                 "minReplicas": 1,
                 "maxReplicas": 1,
                 "serviceAccountName": "training",
+                "storageContainerName": "azure-blob-workload-identity",
                 "priorityClassName": "inference-critical",
                 "terminationGracePeriodSeconds": 120,
                 "nodeSelector": {"agentpool": "t4serve"},
@@ -105,6 +108,25 @@ def test_prod_serves_on_the_a100_inference_pool(team_name: str) -> None:
     assert "args" not in predictor["model"]
     storage = predictor["model"]["storageUri"]
     assert storage == f"https://{ACCOUNT}.blob.core.windows.net/{team_name}/models/reference-llm/v1"
+
+
+@pytest.mark.parametrize(("stack", "team_name"), cases())
+def test_every_predictor_downloads_through_the_platforms_storage_container(stack: str, team_name: str) -> None:
+    """KServe v0.20.0 uses the named ClusterStorageContainer, else any whose URI formats match (the chart's anonymous
+    `default` too): the stable predictor names the platform's, the canary inherits it (KServe merges the canary over
+    the stable predictor), and that container takes both versions' URIs, so KServe never refuses the pods."""
+    spec = WORKLOADS[stack][team_name][SERVING_FILE]["spec"]
+    container = storage_container()
+    assert spec["predictor"]["storageContainerName"] == container["metadata"]["name"] == "azure-blob-workload-identity"
+    (canary,) = spec["canary"]
+    assert "storageContainerName" not in canary["predictor"]
+    (uri_format,) = container["spec"]["supportedUriFormats"]
+    uris = [spec["predictor"]["model"]["storageUri"], canary["predictor"]["model"]["storageUri"]]
+    assert uris == [
+        f"https://{ACCOUNT}.blob.core.windows.net/{team_name}/models/reference-llm/{v}" for v in ("v1", "v2")
+    ]
+    assert all(re.search(uri_format["regex"], uri) for uri in uris)
+    assert container["spec"]["workloadType"] == "initContainer" and not container.get("disabled")
 
 
 @pytest.mark.parametrize(("stack", "team_name"), cases())
