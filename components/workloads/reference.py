@@ -153,7 +153,7 @@ def trainer_arguments(platform: Platform, job: str) -> list[str]:
     ]
 
 
-def _deadline_seconds(platform: Platform) -> int:
+def deadline_seconds(platform: Platform) -> int:
     """The platform treats a job running longer than this as hung (alert `TrainingRunningTooLong`)."""
     return duration_seconds(platform.settings.monitoring.thresholds.job_running_longer_than)
 
@@ -164,7 +164,7 @@ def _run_policy(platform: Platform) -> dict[str, Any]:
         # GPUs; finished pods stay for their logs until the job is garbage-collected.
         "cleanPodPolicy": "Running",
         "backoffLimit": BACKOFF_LIMIT,
-        "activeDeadlineSeconds": _deadline_seconds(platform),
+        "activeDeadlineSeconds": deadline_seconds(platform),
         "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
     }
 
@@ -189,7 +189,7 @@ def _job(platform: Platform, team: Team, facts: GpuPoolFacts, name: str) -> Mani
         "metadata": metadata(name, team, facts, TRAINING_PRIORITY),
         "spec": {
             "backoffLimit": BACKOFF_LIMIT,
-            "activeDeadlineSeconds": _deadline_seconds(platform),
+            "activeDeadlineSeconds": deadline_seconds(platform),
             "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
             # A replacement starts only once the old pod is gone: one writer of the checkpoints at a time.
             "podReplacementPolicy": "Failed",
@@ -290,7 +290,7 @@ def _train_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifest:
                 "numProcPerNode": facts.gpus_per_node,
                 "resourcesPerNode": with_rdma(size.resources(facts.gpu_resource, facts.gpus_per_node), facts),
             },
-            "activeDeadlineSeconds": _deadline_seconds(platform),
+            "activeDeadlineSeconds": deadline_seconds(platform),
             "runtimePatches": [
                 {
                     "manager": PLACEMENT_PATCH_MANAGER,

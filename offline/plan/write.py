@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from components.model.platform import Platform
+from components.workloads.cpu_jobs import cpu_workloads
 from components.workloads.nccl import nccl_allreduce_jobs
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import serving_workloads
@@ -29,10 +30,13 @@ from offline.plan.policy import Violation
 
 
 def plan_workloads(platform: Platform, storage_account: str) -> dict[str, dict[str, dict[str, Any]]]:
-    """Team -> file -> manifest the plan writes under `workloads/`: each team's reference workloads, its serving
+    """Team -> file -> manifest the plan writes under `workloads/`: each team's reference workloads (GPU and CPU,
+    components.workloads.reference and components.workloads.cpu_jobs), its serving
     reference where it serves (its models in `storage_account`, components.workloads.serving), and the NCCL
     all-reduce test of each InfiniBand pool in the folder of a team that can run it (components.workloads.nccl)."""
     workloads = {team: dict(files) for team, files in reference_workloads(platform).items()}
+    for team, files in cpu_workloads(platform).items():
+        workloads[team].update(files)
     for team, files in serving_workloads(platform, storage_account).items():
         workloads[team].update(files)
     for team, files in nccl_allreduce_jobs(platform).items():

@@ -20,6 +20,7 @@ import yaml
 from components.config.loader import load_settings
 from components.core.labels import QUEUE_NAME_LABEL
 from components.model.platform import Platform, build_platform
+from components.workloads.cpu_jobs import CHECKPOINTED_FILE, CRONJOB_FILE, INDEXED_FILE, PREPROCESS_FILE, cpu_workloads
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import ROUTE_FILE, SERVING_FILE, serving_workloads
 from offline.harness.engine import ProgramRun
@@ -85,8 +86,14 @@ def test_the_plan_writes_every_team_workload_and_nothing_stale(
             f"https://{account}.blob.core.windows.net/"
             in files[SERVING_FILE]["spec"]["predictor"]["model"]["storageUri"]
         )
+    # And every team's CPU references (components.workloads.cpu_jobs): both stacks have an on-demand CPU pool.
+    cpu = cpu_workloads(plan.platform)
+    assert {team: sorted(files) for team, files in cpu.items()} == {
+        team.name: sorted([CHECKPOINTED_FILE, INDEXED_FILE, PREPROCESS_FILE, CRONJOB_FILE])
+        for team in plan.platform.teams
+    }
     others = {**nccl}
-    for team, files in serving.items():
+    for team, files in [*serving.items(), *cpu.items()]:
         others[team] = [*others.get(team, []), *files]
     assert {team: {f: m for f, m in files.items() if f not in others[team]} for team, files in expected.items()} == (
         reference_workloads(plan.platform)
@@ -133,6 +140,12 @@ def test_what_the_workloads_name_exists_in_the_plan(plans: dict[str, Plan], stac
                     if "persistentVolumeClaim" in volume:
                         claim = volume["persistentVolumeClaim"]["claimName"]
                         assert ("PersistentVolumeClaim", namespace, claim) in objects, where
+                if "nodeSelector" not in pod:
+                    # A CPU-only pod: Kueue's cpu flavor admits it, and it places it on nothing but the CPU pools.
+                    assert objects[("ResourceFlavor", None, "cpu")]["spec"] == {}, where
+                    assert all(set(c["resources"]["limits"]) == {"cpu", "memory"} for c in pod["containers"]), where
+                    assert plan.platform.cpu_pools, where
+                    continue
                 flavor = objects[("ResourceFlavor", None, pod["nodeSelector"]["agentpool"])]
                 assert flavor["spec"]["nodeLabels"] == pod["nodeSelector"], where
 
@@ -185,6 +198,8 @@ def pod_specs(manifest: dict[str, Any], objects: dict[tuple[str, str | None, str
                         pod.update(patched["template"]["spec"]["template"]["spec"])
             pods.append(pod)
         return pods
+    if manifest["kind"] == "CronJob":
+        return [spec["jobTemplate"]["spec"]["template"]["spec"]]
     replicas = spec.get("pytorchReplicaSpecs") or spec.get("tfReplicaSpecs")
     if replicas:
         return [replica["template"]["spec"] for replica in replicas.values()]
