@@ -384,6 +384,23 @@ def test_team_guide_lists_every_pool_as_the_plan_sizes_it(offline_plans: dict[st
         assert spot == ("yes" if cost["spot"] else "no"), (stack, name)
 
 
+def test_team_guide_lists_every_cpu_pool_as_the_plan_sizes_it(offline_plans: dict[str, OfflinePlan]) -> None:
+    rows = table_rows(PROJECT_DIR / "docs" / "team-guide.md", "CPU work")
+    listed = sorted((row[0], row[1].strip("`")) for row in rows)
+    pools = sorted(
+        (stack, pool["name"]) for stack in DOCUMENTED_STACKS for pool in stack_config(stack)[f"{PROJECT}:cpuPools"]
+    )
+    assert listed == pools
+    for stack, pool, vm_size, per_node, nodes, spot in rows:
+        name = pool.strip("`")
+        report = json.loads((offline_plans[stack].out / "cpu-capacity.json").read_text())
+        row = {p["pool"]: p for p in report["pools"]}[name]
+        assert vm_size == f"`{row['vm_size']}`", (stack, name)
+        assert per_node == f"{row['vcpus_per_node']} / {row['memory_gib_per_node']} GiB", (stack, name)
+        assert nodes == f"{row['min_nodes']}..{row['max_nodes']}", (stack, name)
+        assert spot == ("yes" if row["spot"] else "no"), (stack, name)
+
+
 # --- structure: tables of contents, links, paths, citations -------------------------------------------------------
 
 
@@ -489,7 +506,12 @@ def example(body: str, marker: str | None, following: str | None = None) -> Bloc
     return Block("test", 1, "yaml", body, tuple(marker.split()) if marker else None, after)
 
 
-VALID_JOB = next(block.body for block in MANIFEST_BLOCKS if block.marker and block.marker[0] == "manifest")
+# The hand-written PyTorchJob of the team guide.
+VALID_JOB = next(
+    block.body
+    for block in MANIFEST_BLOCKS
+    if block.marker and block.marker[0] == "manifest" and "kind: PyTorchJob" in block.body
+)
 
 
 def test_unclassified_or_unmarked_yaml_fails() -> None:
