@@ -55,8 +55,9 @@ KUBE_STATE_METRICS = MetricSource(
     "add-on default target (job kube-state-metrics); node labels accelerator, agentpool and workload allowlisted",
     frozenset(
         {
-            "kube_pod_info", "kube_pod_status_phase", "kube_pod_owner", "kube_replicaset_owner",
-            "kube_pod_container_resource_requests", "kube_pod_container_resource_limits", "kube_job_failed",
+            "kube_pod_info", "kube_pod_status_phase", "kube_pod_status_reason", "kube_pod_owner",
+            "kube_replicaset_owner", "kube_pod_container_resource_requests", "kube_pod_container_resource_limits",
+            "kube_job_failed",
             "kube_job_status_start_time", "kube_job_status_active", "kube_pod_start_time", "kube_pod_created",
             "kube_pod_container_status_restarts_total",
             "kube_node_status_condition", "kube_node_labels", "kube_node_status_allocatable",

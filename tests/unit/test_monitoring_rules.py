@@ -29,6 +29,7 @@ from components.monitoring.rules import (
 )
 from offline.stacks import PROJECT_DIR, load_stack_config, stack_files
 from tests.support.config import platform_for, settings_for
+from tests.support.promql import Sample, evaluate, label_sets
 
 STACKS = sorted(stack_files())
 DEV = load_stack_config("dev")
@@ -312,7 +313,9 @@ REQUIREMENTS: dict[str, dict[str, set[str]]] = {
             "kube_pod_created",
         }
     },
-    "admitted pods pending too long": {"AdmittedPodsPendingTooLong": {"kube_pod_status_phase"}},
+    "admitted pods pending too long": {
+        "AdmittedPodsPendingTooLong": {"kube_pod_status_phase", "kube_pod_status_reason"}
+    },
     "model-server p95 latency": {
         "InferenceLatencyP95High": {"vllm:e2e_request_latency_seconds_bucket", "nv_inference_request_summary_us"}
     },
@@ -448,6 +451,55 @@ def _failure_namespace_regexes(expression: str) -> list[tuple[str, str]]:
         assert len(matchers) == 1, f"{selector.name} is not restricted to the team namespaces"
         found.append((_operator(matchers[0]), matchers[0].value))
     return found
+
+
+# kube-state-metrics v2.19.0 (internal/store/pod.go): one kube_pod_status_phase series per phase and one
+# kube_pod_status_reason series per reason of podStatusReasons, 1 for the pod's own, 0 for the others.
+KSM_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+KSM_REASONS = (
+    "Evicted",
+    "NodeAffinity",
+    "NodeLost",
+    "PreemptionByScheduler",
+    "SchedulingGated",
+    "Shutdown",
+    "TerminationByKubelet",
+    "UnexpectedAdmissionError",
+)
+
+
+def pod_series(namespace: str, pod: str, phase: str, reason: str | None = None) -> list[Sample]:
+    """What kube-state-metrics exports of one pod's phase and status reasons (the add-on adds `cluster`)."""
+    common = {"cluster": "aks", "job": "kube-state-metrics", "namespace": namespace, "pod": pod, "uid": f"uid-{pod}"}
+    return [
+        *(Sample.of("kube_pod_status_phase", float(p == phase), phase=p, **common) for p in KSM_PHASES),
+        *(Sample.of("kube_pod_status_reason", float(r == reason), reason=r, **common) for r in KSM_REASONS),
+    ]
+
+
+def test_admitted_pods_pending_alert_leaves_out_pods_kueue_keeps_gated(stack: str) -> None:
+    """A serving replica beyond the team's quota is created gated by Kueue and stays Pending by design; a pod of an
+    admitted job that finds no node is what the alert is for."""
+    (rule,) = [r for r in stack_alerts(stack) if r.alert == "AdmittedPodsPendingTooLong"]
+    team = platform_for(load_stack_config(stack)).teams[0].namespace
+    samples = [
+        # Gated (PodScheduled=False, reason SchedulingGated): Kueue has not admitted it.
+        *pod_series(team, "reference-llm-predictor-7d9f-x2", "Pending", "SchedulingGated"),
+        # Admitted (no gate), no node yet.
+        *pod_series(team, "reference-distributed-worker-0", "Pending"),
+        *pod_series(team, "reference-distributed-master-0", "Running"),
+        # Not a team's pod.
+        *pod_series("kube-system", "coredns-5d8c-abcde", "Pending"),
+    ]
+    fired = evaluate(rule.expression, samples)
+    assert label_sets(fired, "namespace", "pod") == {(team, "reference-distributed-worker-0")}
+    # Without the gated pod's reason series (a scrape that missed it), the pod counts as admitted: nothing is hidden
+    # for want of a series.
+    ungated = [s for s in samples if s.label_map().get("reason") != "SchedulingGated"]
+    assert label_sets(evaluate(rule.expression, ungated), "pod") == {
+        ("reference-llm-predictor-7d9f-x2",),
+        ("reference-distributed-worker-0",),
+    }
 
 
 @pytest.mark.parametrize(
