@@ -94,6 +94,10 @@ AMA_METRICS_PODS = {"rsName": "ama-metrics"}
 TRAINING_SAMPLES = "ml_training_samples_total"
 TRAINING_STEPS = "ml_training_steps_total"
 TRAINING_DATA_WAIT = "ml_training_data_wait_seconds_total"
+# The seed's name of the same counter, without the suffix: what a client that does not append `_total` exports (the
+# Go client, a hand-written exposition). prometheus_client's Counter of that name is already exported with `_total`
+# (prometheus_client/metrics.py, Counter._child_samples). The dashboard reads either (a job exporting both counts once).
+TRAINING_DATA_WAIT_UNSUFFIXED = "ml_training_data_wait_seconds"
 TRAINING_STEP_SECONDS = "ml_training_step_duration_seconds"
 TRAINING_CHECKPOINT_SECONDS = "ml_training_checkpoint_duration_seconds"
 TRAINING_LAST_CHECKPOINT = "ml_training_last_checkpoint_timestamp_seconds"
@@ -107,6 +111,7 @@ TRAINING_JOBS = MetricSource(
             TRAINING_SAMPLES,
             TRAINING_STEPS,
             TRAINING_DATA_WAIT,
+            TRAINING_DATA_WAIT_UNSUFFIXED,
             TRAINING_STEP_SECONDS,
             f"{TRAINING_STEP_SECONDS}_bucket",
             f"{TRAINING_STEP_SECONDS}_sum",

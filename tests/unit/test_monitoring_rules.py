@@ -9,6 +9,7 @@ runs the engine: alerts are built from each stack's validated settings.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections import Counter
@@ -19,7 +20,15 @@ from typing import Any
 import promql_parser
 import pytest
 
-from components.core.metric_sources import CADVISOR, KUBE_STATE_METRICS, NODE_EXPORTER, scraped_metrics
+from components.core.metric_sources import (
+    CADVISOR,
+    KUBE_STATE_METRICS,
+    NODE_EXPORTER,
+    TRAINING_DATA_WAIT,
+    TRAINING_DATA_WAIT_UNSUFFIXED,
+    TRAINING_JOBS,
+    scraped_metrics,
+)
 from components.monitoring.rules import (
     KUBERNETES_RECORDING_RULES,
     NODE_RECORDING_RULES,
@@ -615,6 +624,38 @@ def test_dashboard_has_a_panel_for_every_requirement() -> None:
     # Each requirement has a panel of its own.
     chosen = [min(ids) for ids in panel_for.values()]
     assert len(set(chosen)) == len(DASHBOARD_REQUIREMENTS)
+
+
+def test_data_wait_panel_reads_the_counter_under_either_name_once() -> None:
+    """The seed names the counter `ml_training_data_wait_seconds`, the platform's convention (a counter's `_total`)
+    `ml_training_data_wait_seconds_total`: the panel sums the rate of either, the suffixed one first, so a pod that
+    exports both (`or` matches on every label but the name) is counted once."""
+    assert {TRAINING_DATA_WAIT, TRAINING_DATA_WAIT_UNSUFFIXED} <= TRAINING_JOBS.metrics
+    assert (TRAINING_DATA_WAIT, TRAINING_DATA_WAIT_UNSUFFIXED) == (
+        "ml_training_data_wait_seconds_total",
+        "ml_training_data_wait_seconds",
+    )
+    (expression,) = [
+        grafana_to_promql(e)
+        for _, e in panel_queries(load_dashboard())
+        if metric_names(grafana_to_promql(e)) & {TRAINING_DATA_WAIT, TRAINING_DATA_WAIT_UNSUFFIXED}
+    ]
+    tree = promql_parser.parse(expression)
+    assert isinstance(tree, promql_parser.AggregateExpr) and str(tree.op) == "sum"
+    assert tree.modifier.type == promql_parser.AggModifierType.By
+    assert list(tree.modifier.labels) == ["namespace", "training_job"]
+    either = tree.expr
+    assert isinstance(either, promql_parser.BinaryExpr) and str(either.op) == "or" and either.modifier.matching is None
+    read = []
+    for side in (either.lhs, either.rhs):
+        assert isinstance(side, promql_parser.Call) and side.func.name == "rate"
+        (matrix,) = side.args
+        assert matrix.range == datetime.timedelta(minutes=5)
+        read.append((matrix.vector_selector.name, label_matchers(expression, matrix.vector_selector.name, "namespace")))
+    assert read == [
+        (TRAINING_DATA_WAIT, [("=~", "$namespace")]),
+        (TRAINING_DATA_WAIT_UNSUFFIXED, [("=~", "$namespace")]),
+    ]
 
 
 def test_training_panels_group_by_job() -> None:
