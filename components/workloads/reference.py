@@ -33,21 +33,20 @@ import copy
 from typing import Any
 
 from components.core.durations import duration_seconds
-from components.core.fabric import infiniband_environment
 from components.core.labels import JOB_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
 from components.core.naming import TRAINING_PRIORITY
 from components.core.pool_facts import GpuPoolFacts
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_PATH
 from components.core.training_pods import (
     CHECKPOINTS_MOUNT,
-    NCCL_ENVIRONMENT,
+    NCCL_VALIDATION_ENVIRONMENT,
     TORCH_DISTRIBUTED_INFINIBAND_RUNTIME,
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
     TRAINER_NODE,
 )
 from components.model.platform import Platform
-from components.model.pods import PodSize, env_entries, pod_size, topology_request, with_rdma
+from components.model.pods import PodSize, env_entries, nccl_environment, pod_size, topology_request, with_rdma
 from components.model.teams import Team
 
 Manifest = dict[str, Any]
@@ -219,8 +218,7 @@ def _pytorch_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifes
     nodes = gang_nodes(team, facts)
     size = pod_size(team.settings, facts, facts.gpus_per_node, nodes)
     env = {
-        **NCCL_ENVIRONMENT,
-        **infiniband_environment(facts.rdma_resource),
+        **nccl_environment(infiniband=facts.infiniband, validating=True),
         "OMP_NUM_THREADS": _omp_threads(size, facts),
     }
     # torchrun reads the rendezvous (PET_MASTER_ADDR/PORT, PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE) from the
@@ -284,8 +282,10 @@ def _train_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifest:
                 # The Trainer sets torchrun's rendezvous (PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
                 # PET_MASTER_ADDR/PORT) in the container's environment: one process per GPU of each node.
                 "command": ["torchrun", *trainer_arguments(platform, TRAINJOB_NAME)],
-                # NCCL's InfiniBand settings come with the InfiniBand runtime.
-                "env": env_entries({"OMP_NUM_THREADS": _omp_threads(size, facts)}),
+                # NCCL's transport comes with the runtime (InfiniBand or TCP); the Trainer upserts these by name over
+                # the runtime container's environment (kubeflow/trainer v2.3.0 pkg/runtime/framework/plugins/jobset/
+                # builder.go, apply.UpsertEnvVars), so the reference logs NCCL's choices while it validates the path.
+                "env": env_entries({**NCCL_VALIDATION_ENVIRONMENT, "OMP_NUM_THREADS": _omp_threads(size, facts)}),
                 "numNodes": nodes,
                 "numProcPerNode": facts.gpus_per_node,
                 "resourcesPerNode": with_rdma(size.resources(facts.gpu_resource, facts.gpus_per_node), facts),

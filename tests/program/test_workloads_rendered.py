@@ -69,11 +69,13 @@ def test_the_plan_writes_every_team_workload_and_nothing_stale(
     assert plan.run.code == 0, plan.run.stdout + plan.run.stderr
     account = storage_account_name(stack_runs[stack])
     expected = plan_workloads(plan.platform, account)
-    # The reference workloads, and prod's NCCL all-reduce test of its InfiniBand pool (h100) in team-a's folder.
+    # The reference workloads, and the NCCL all-reduce tests of every multi-node pool in team-a's folder: dev's t4spot
+    # and prod's a100 over TCP, prod's h100 over InfiniBand with its one-node baseline.
     nccl = {team: [f for f in files if f.startswith("nccl-allreduce-")] for team, files in expected.items()}
-    assert {team: files for team, files in nccl.items() if files} == (
-        {"team-a": ["nccl-allreduce-h100.yaml"]} if stack == "prod" else {}
-    )
+    assert {team: files for team, files in nccl.items() if files} == {
+        "dev": {"team-a": ["nccl-allreduce-t4spot.yaml"]},
+        "prod": {"team-a": ["nccl-allreduce-a100.yaml", "nccl-allreduce-h100-1node.yaml", "nccl-allreduce-h100.yaml"]},
+    }[stack]
     # And each serving team's InferenceService and route, its models in the stack's storage account.
     serving = serving_workloads(plan.platform, account)
     assert {team: sorted(files) for team, files in serving.items()} == {

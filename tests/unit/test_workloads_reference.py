@@ -46,6 +46,7 @@ from components.model.platform import Platform, build_platform
 from components.model.teams import Team
 from components.queueing.kueue import INTEGRATIONS, manager_config, resource_flavor, resource_groups
 from components.teams import namespace as team_namespace
+from components.training import cluster_training_runtimes
 from components.workloads import reference
 from components.workloads.reference import reference_workloads
 from offline.stacks import load_stack_config, stack_settings_raw
@@ -459,39 +460,80 @@ NCCL_INFINIBAND = {
     "NCCL_NET_GDR_LEVEL": "SYS",
     "NCCL_IB_PCI_RELAXED_ORDERING": "1",
 }
+# The seed's TCP baseline on a pool without InfiniBand.
+NCCL_TCP = {"NCCL_IB_DISABLE": "1"}
+# Every multi-node reference, while it validates the path: NCCL logs its transport choices at start-up.
+NCCL_VALIDATING = {"NCCL_DEBUG": "INFO", "NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+NCCL_KEYS = {*NCCL_INFINIBAND, *NCCL_VALIDATING, "NCCL_DEBUG_SUBSYS"}
+# stack, team -> the distributed references' pool, its nodes (the gang) and whether it has InfiniBand: dev's t4spot
+# (1 GPU per node, TCP), prod team-a's h100 (8 per node, InfiniBand), prod team-b's a100 (1 per node, TCP).
+DISTRIBUTED = {
+    ("dev", "team-a"): ("t4spot", 2, False),
+    ("prod", "team-a"): ("h100", 2, True),
+    ("prod", "team-b"): ("a100", 4, False),
+}
 
 
-def test_distributed_jobs_use_infiniband_exactly_on_the_infiniband_pool() -> None:
-    """prod team-a's gang runs on h100 (InfiniBand): RDMA resource and NCCL over InfiniBand; dev's t4spot gang and
-    prod team-b's a100 gang (no InfiniBand) ask for neither."""
-    for stack, team_name, file in (
-        ("dev", "team-a", "pytorchjob-distributed.yaml"),
-        ("prod", "team-a", "pytorchjob-distributed.yaml"),
-        ("prod", "team-b", "pytorchjob-distributed.yaml"),
-    ):
-        infiniband = (stack, team_name, file) in INFINIBAND_CASES
-        manifest = WORKLOADS[stack][team_name][file]
-        for spec in pod_specs(manifest):
-            container = spec["containers"][0]
-            env = {item["name"]: item["value"] for item in container["env"]}
-            assert {key: env[key] for key in NCCL_INFINIBAND if key in env} == (NCCL_INFINIBAND if infiniband else {})
-            for amounts in container["resources"].values():
-                assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
-        # The TrainJob gets NCCL's InfiniBand settings from the InfiniBand runtime (components.training).
-        train_job = WORKLOADS[stack][team_name]["trainjob-distributed.yaml"]["spec"]
-        assert train_job["runtimeRef"]["name"] == (
-            "torch-distributed-infiniband" if infiniband else "torch-distributed"
-        )
-        assert not any(item["name"] in NCCL_INFINIBAND for item in train_job["trainer"]["env"])
-        for amounts in train_job["trainer"]["resourcesPerNode"].values():
+def nccl_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if key in NCCL_KEYS}
+
+
+def the_trainjobs_env(stack: str, train_job: Mapping[str, Any]) -> dict[str, str]:
+    """The trainer container's environment as Kubeflow Trainer v2.3.0 builds it: the runtime's, with the TrainJob's
+    `trainer.env` upserted by name (pkg/runtime/framework/plugins/jobset/builder.go, apply.UpsertEnvVars)."""
+    runtimes = {
+        r["metadata"]["name"]: r
+        for r in cluster_training_runtimes(PLATFORMS[stack].training_pods, infiniband=PLATFORMS[stack].infiniband)
+    }
+    runtime = runtimes[train_job["runtimeRef"]["name"]]
+    (job,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    (container,) = job["template"]["spec"]["template"]["spec"]["containers"]
+    env = {item["name"]: item["value"] for item in container["env"]}
+    env.update({item["name"]: item["value"] for item in train_job["trainer"]["env"]})
+    return env
+
+
+@pytest.mark.parametrize(("stack", "team_name"), list(DISTRIBUTED), ids=[f"{s}-{t}" for s, t in DISTRIBUTED])
+def test_the_multi_node_references_set_nccls_transport_of_their_pool_and_log_it(stack: str, team_name: str) -> None:
+    """On a pool without InfiniBand the seed's TCP baseline (NCCL_SOCKET_IFNAME=eth0, NCCL_IB_DISABLE=1,
+    NCCL_DEBUG=INFO while validating, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); on an InfiniBand pool its HCAs and the RDMA
+    resource. The PyTorchJob sets it itself, the TrainJob gets the transport from its runtime and INFO from its own
+    env."""
+    pool, nodes, infiniband = DISTRIBUTED[(stack, team_name)]
+    expected = {**NCCL_VALIDATING, **(NCCL_INFINIBAND if infiniband else NCCL_TCP)}
+    workloads = WORKLOADS[stack][team_name]
+    pytorch_job = workloads["pytorchjob-distributed.yaml"]
+    specs = pod_specs(pytorch_job)
+    assert sum(replica["replicas"] for replica in replicas_of(pytorch_job).values()) == nodes
+    for spec in specs:
+        assert spec["nodeSelector"] == {"agentpool": pool}
+        container = spec["containers"][0]
+        assert nccl_env({item["name"]: item["value"] for item in container["env"]}) == expected
+        for amounts in container["resources"].values():
             assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
+    train_job = workloads["trainjob-distributed.yaml"]["spec"]
+    assert train_job["trainer"]["numNodes"] == nodes
+    assert train_job["runtimeRef"]["name"] == ("torch-distributed-infiniband" if infiniband else "torch-distributed")
+    assert {item["name"]: item["value"] for item in train_job["trainer"]["env"]}.keys() == {
+        "NCCL_DEBUG",
+        "OMP_NUM_THREADS",
+    }
+    assert nccl_env(the_trainjobs_env(stack, train_job)) == expected
+    for amounts in train_job["trainer"]["resourcesPerNode"].values():
+        assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
+
+
+def test_every_distributed_reference_of_the_stacks_is_covered_above() -> None:
+    assert {(case.stack, case.team) for case in CASES if case.manifest["kind"] == "PyTorchJob"} == set(DISTRIBUTED)
+    infiniband = {(stack, team) for (stack, team), (_, _, has_infiniband) in DISTRIBUTED.items() if has_infiniband}
+    assert {(stack, team) for stack, team, _ in INFINIBAND_CASES} == infiniband
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.manifest["kind"] == "PyTorchJob"], ids=str)
 def test_the_distributed_job_sets_up_nccl(case: Case) -> None:
     for spec in pod_specs(case.manifest):
         env = {item["name"]: item["value"] for item in spec["containers"][0]["env"]}
-        assert env["NCCL_DEBUG"] == "WARN"
+        assert env["NCCL_DEBUG"] == "INFO"
         assert env["NCCL_SOCKET_IFNAME"] == "eth0"
         assert env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
         assert int(env["OMP_NUM_THREADS"]) >= 1
