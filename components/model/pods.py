@@ -127,9 +127,11 @@ class TrainingPods:
         env: Sequence[Mapping[str, Any]] = (),
         resources: Mapping[str, Any] | None = None,
         volumes: Sequence[str] = ALL_VOLUMES,
+        image: str | None = None,
     ) -> Manifest:
-        """A training container mounting `volumes` (a subset of ALL_VOLUMES, in that order)."""
-        container: Manifest = {"name": name, "image": self.image, "imagePullPolicy": "IfNotPresent"}
+        """A training container mounting `volumes` (a subset of ALL_VOLUMES, in that order), running `image` (the
+        stack's training image where none is given)."""
+        container: Manifest = {"name": name, "image": image or self.image, "imagePullPolicy": "IfNotPresent"}
         if command is not None:
             container["command"] = list(command)
         if env:
