@@ -65,10 +65,23 @@ def namespace(team: Team) -> dict[str, Any]:
 
 
 def resource_quota(team: Team, teams: Sequence[Team]) -> dict[str, Any]:
-    """The namespace backstop: what Kueue could ever admit for the team (nominal + borrowable)."""
-    cohort_cpu = cohort_total(t.settings.cpu for t in teams)
-    cohort_memory = cohort_total(t.settings.memory for t in teams)
-    hard = {"requests.cpu": format_cpu(cohort_cpu), "requests.memory": format_memory(cohort_memory)}
+    """The namespace backstop: what Kueue could ever admit for the team (nominal + borrowable).
+
+    CPU and memory limits are bounded by the same amounts as their requests: the namespace's pods together may not
+    be promised more than the team can ever be admitted with. The platform's own pods in a team namespace set limits
+    equal to their requests (references, NCCL tests, model servers) or small fixed ones (KServe's storage initializer,
+    the Training Operator's `init-pytorch`), so the bound costs them nothing the request bound does not; it stops
+    burstable pods whose limits overcommit the nodes (memory above the requests is what gets pods OOM-killed). Once
+    the quota names `limits.*`, the API server refuses a pod whose containers state no limit: the LimitRange gives
+    them one (`limit_range`)."""
+    cohort_cpu = format_cpu(cohort_total(t.settings.cpu for t in teams))
+    cohort_memory = format_memory(cohort_total(t.settings.memory for t in teams))
+    hard = {
+        "requests.cpu": cohort_cpu,
+        "requests.memory": cohort_memory,
+        "limits.cpu": cohort_cpu,
+        "limits.memory": cohort_memory,
+    }
     for resource, limit in sorted(team.gpu_limits.items()):
         hard[f"requests.{resource}"] = str(limit)
     return {
@@ -80,7 +93,17 @@ def resource_quota(team: Team, teams: Sequence[Team]) -> dict[str, Any]:
 
 
 def limit_range(team: Team) -> dict[str, Any]:
-    """Default requests (so every pod counts against the quota) and a per-container ceiling of the team's quota."""
+    """Default requests and limits (so every pod counts against both quotas, and is admitted at all once the quota
+    bounds limits) and a per-container ceiling of the team's quota.
+
+    The default limit equals the default request: a container that states neither is Guaranteed at that small size,
+    charged the same against requests and limits. A larger default limit would charge every container that states no
+    limit far more than it asked for (the team's whole quota, were it the ceiling: one such pod would leave no limits
+    quota to the team's jobs). A container that states requests above the default but no limit gets a limit below
+    its request, which Kueue v0.19.2 refuses to admit ("requests must not exceed its limits", pkg/workload/
+    resources.go ValidateResources, after applying the LimitRange) and the API server refuses to create: state limits,
+    equal to requests, as the references do (docs/team-guide.md, "Writing a training workload")."""
+    defaults = {"cpu": DEFAULT_CONTAINER_CPU, "memory": DEFAULT_CONTAINER_MEMORY}
     return {
         "apiVersion": "v1",
         "kind": "LimitRange",
@@ -89,7 +112,8 @@ def limit_range(team: Team) -> dict[str, Any]:
             "limits": [
                 {
                     "type": "Container",
-                    "defaultRequest": {"cpu": DEFAULT_CONTAINER_CPU, "memory": DEFAULT_CONTAINER_MEMORY},
+                    "default": dict(defaults),
+                    "defaultRequest": dict(defaults),
                     "max": {"cpu": team.settings.cpu, "memory": team.settings.memory},
                 }
             ]

@@ -24,12 +24,10 @@ import pulumi_kubernetes as k8s
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest, helm_release, namespace_manifest
-from components.core.fabric import NCCL_INFINIBAND_ENVIRONMENT
 from components.core.naming import KUBEFLOW_TRAINER_NAMESPACE
 from components.core.placement import system_placement
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE
 from components.core.training_pods import (
-    NCCL_ENVIRONMENT,
     TORCH_DISTRIBUTED_INFINIBAND_RUNTIME,
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
@@ -37,7 +35,7 @@ from components.core.training_pods import (
 )
 from components.core.versions import KUBEFLOW_TRAINER, TRAINING_OPERATOR_KUSTOMIZATION
 from components.model.platform import Platform
-from components.model.pods import TrainingPods, env_entries
+from components.model.pods import TrainingPods, env_entries, nccl_environment
 
 Manifest = dict[str, Any]
 
@@ -92,12 +90,13 @@ def runtime_pod_template(pods: TrainingPods, *, infiniband: bool = False) -> dic
     """The pod of a runtime's trainer step, built like every training pod of the platform (components.model.pods):
     the team's ServiceAccount and identity, the claims every team namespace has (referred to by name), memory-backed
     /dev/shm, the platform's entrypoint at /app, the storage owner, and a grace period the autoscaler honours; NCCL
-    over the pod network (and, with `infiniband`, its data over the HCAs). No resources (the TrainJob's
-    resourcesPerNode, where an InfiniBand job asks for the RDMA resource) and no node selector: Kueue adds the
-    admitted flavor's node selector and tolerations to the TrainJob's runtime patches on admission. No capability
+    bootstrapping over the pod network and its data over TCP sockets (with `infiniband`: over the HCAs), logging
+    warnings only (a TrainJob validating its first run sets NCCL_DEBUG=INFO in its own env). No resources (the
+    TrainJob's resourcesPerNode, where an InfiniBand job asks for the RDMA resource) and no node selector: Kueue adds
+    the admitted flavor's node selector and tolerations to the TrainJob's runtime patches on admission. No capability
     either: RDMA's locked memory is lifted on the node (components.network.memlock), which also serves the non-root
     user pods run as. Failed pods are not restarted in place: the Job's podFailurePolicy decides."""
-    environment = {**NCCL_ENVIRONMENT, **(NCCL_INFINIBAND_ENVIRONMENT if infiniband else {})}
+    environment = nccl_environment(infiniband=infiniband)
     return pods.template(pods.container(TRAINER_NODE, env=env_entries(environment)), restart_policy="Never")
 
 

@@ -66,6 +66,14 @@ NCCL_INFINIBAND_ENVIRONMENT = {
 }
 
 
-def infiniband_environment(rdma_resource: str | None) -> dict[str, str]:
-    """The NCCL variables a multi-node job adds on a pool whose pods get `rdma_resource` (none without one)."""
-    return dict(NCCL_INFINIBAND_ENVIRONMENT) if rdma_resource else {}
+# NCCL on a pool without InfiniBand: sockets over the pod network only, the seed's TCP baseline (with the
+# NCCL_SOCKET_IFNAME=eth0 and TORCH_NCCL_ASYNC_ERROR_HANDLING=1 every training pod gets,
+# components.core.training_pods.NCCL_ENVIRONMENT). NCCL_IB_DISABLE=1 keeps NCCL off its IB/RoCE transport, so it uses
+# IP sockets (NCCL documentation, "Environment Variables"): the pods of such a pool get no HCA anyway, so the transport
+# is stated instead of found by probing, and the log's `NET/Socket` is the expected line, not a fallback.
+NCCL_TCP_ENVIRONMENT = {"NCCL_IB_DISABLE": "1"}
+
+
+def fabric_environment(infiniband: bool) -> dict[str, str]:
+    """NCCL's transport of a multi-node job: over the HCAs on an InfiniBand pool, over TCP sockets elsewhere."""
+    return dict(NCCL_INFINIBAND_ENVIRONMENT if infiniband else NCCL_TCP_ENVIRONMENT)

@@ -55,8 +55,9 @@ KUBE_STATE_METRICS = MetricSource(
     "add-on default target (job kube-state-metrics); node labels accelerator, agentpool and workload allowlisted",
     frozenset(
         {
-            "kube_pod_info", "kube_pod_status_phase", "kube_pod_owner", "kube_replicaset_owner",
-            "kube_pod_container_resource_requests", "kube_pod_container_resource_limits", "kube_job_failed",
+            "kube_pod_info", "kube_pod_status_phase", "kube_pod_status_reason", "kube_pod_owner",
+            "kube_replicaset_owner", "kube_pod_container_resource_requests", "kube_pod_container_resource_limits",
+            "kube_job_failed",
             "kube_job_status_start_time", "kube_job_status_active", "kube_pod_start_time", "kube_pod_created",
             "kube_pod_container_status_restarts_total",
             "kube_node_status_condition", "kube_node_labels", "kube_node_status_allocatable",
@@ -93,6 +94,10 @@ AMA_METRICS_PODS = {"rsName": "ama-metrics"}
 TRAINING_SAMPLES = "ml_training_samples_total"
 TRAINING_STEPS = "ml_training_steps_total"
 TRAINING_DATA_WAIT = "ml_training_data_wait_seconds_total"
+# The seed's name of the same counter, without the suffix: what a client that does not append `_total` exports (the
+# Go client, a hand-written exposition). prometheus_client's Counter of that name is already exported with `_total`
+# (prometheus_client/metrics.py, Counter._child_samples). The dashboard reads either (a job exporting both counts once).
+TRAINING_DATA_WAIT_UNSUFFIXED = "ml_training_data_wait_seconds"
 TRAINING_STEP_SECONDS = "ml_training_step_duration_seconds"
 TRAINING_CHECKPOINT_SECONDS = "ml_training_checkpoint_duration_seconds"
 TRAINING_LAST_CHECKPOINT = "ml_training_last_checkpoint_timestamp_seconds"
@@ -106,6 +111,7 @@ TRAINING_JOBS = MetricSource(
             TRAINING_SAMPLES,
             TRAINING_STEPS,
             TRAINING_DATA_WAIT,
+            TRAINING_DATA_WAIT_UNSUFFIXED,
             TRAINING_STEP_SECONDS,
             f"{TRAINING_STEP_SECONDS}_bucket",
             f"{TRAINING_STEP_SECONDS}_sum",

@@ -19,6 +19,11 @@ NCCL_ENVIRONMENT = {
     "NCCL_SOCKET_IFNAME": "eth0",
     "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
 }
+# While validating a job or a pool (the multi-node references and the NCCL test; the seed's `NCCL_DEBUG=INFO` while
+# validating): every rank logs at start-up which transport, interface and devices NCCL chose (`NET/Socket : Using
+# [0]eth0`, `NET/IB`). NCCL's documentation keeps debugging settings out of production jobs: a job adapted from a
+# reference goes back to the runtimes' WARN once it runs as expected.
+NCCL_VALIDATION_ENVIRONMENT = {"NCCL_DEBUG": "INFO"}
 
 # Kubeflow Trainer v2: the ClusterTrainingRuntime of whole-GPU, multi-node PyTorch (torchrun) the platform installs,
 # which TrainJobs name in spec.runtimeRef.

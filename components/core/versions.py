@@ -97,6 +97,16 @@ NODE_SETUP_IMAGE = "mcr.microsoft.com/mirror/docker/library/ubuntu:24.04"
 KUBECTL_IMAGE = "registry.k8s.io/kubectl:v1.36.4"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
+# --- the TensorFlow reference (components.workloads.tensorflow) ---
+# TensorFlow's official GPU image, pinned by tag (stacks that require digests have no TensorFlow reference: they need
+# a mirrored image by digest, see components.workloads.reference.tensorflow_image). 2.17.0 is the newest release whose
+# `-gpu` image carries the CUDA libraries its TensorFlow was built against: every `-gpu` image is built from
+# tensorflow/build tensorflow_runtime_dockerfiles/gpu.Dockerfile, which installs CUDA 12.3 and cuDNN 8.9
+# (gpu.packages.txt: libcudnn8=8.9.6.50-1+cuda12.2, unchanged since 2023-11), while TensorFlow 2.18 and later load
+# cuDNN 9, so their images register no GPU ("Cannot dlopen some GPU libraries ... Skipping registering GPU devices";
+# tensorflow/build#221, tensorflow/tensorflow#62412: "works fine for 2.17.0-gpu but breaks on 2.18.0-gpu").
+TENSORFLOW_IMAGE = "tensorflow/tensorflow:2.17.0-gpu"
+
 # --- serving (components.serving) ---
 # KServe v0.20.0 (Aug 2026): CRDs and the controller are two charts of the release, published to ghcr.io by its
 # helm-publish workflow (charts/kserve-crd and charts/kserve-resources, Chart.yaml version v0.20.0 at the tag);

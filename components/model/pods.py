@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from components.config.teams import TeamSettings
+from components.core.fabric import fabric_environment
 from components.core.labels import JOB_LABEL, TOPOLOGY_REQUIRED_ANNOTATION, WORKLOAD_IDENTITY_LABEL
 from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, TRAINING_PRIORITY, WORKLOAD_SERVICE_ACCOUNT
 from components.core.pool_facts import GpuPoolFacts
@@ -25,6 +26,8 @@ from components.core.trainer import TRAINER_CONFIG_MAP, TRAINER_DIR
 from components.core.training_pods import (
     CHECKPOINTS_MOUNT,
     DATASETS_MOUNT,
+    NCCL_ENVIRONMENT,
+    NCCL_VALIDATION_ENVIRONMENT,
     SHM_MOUNT,
     SHM_VOLUME,
     container_security,
@@ -88,6 +91,17 @@ def with_rdma(resources: dict[str, Any], facts: GpuPoolFacts) -> dict[str, Any]:
     return {kind: {**amounts, facts.rdma_resource: 1} for kind, amounts in resources.items()}
 
 
+def nccl_environment(*, infiniband: bool, validating: bool = False) -> dict[str, str]:
+    """NCCL's environment of a multi-node training pod: the pod network for bootstrap, the pool's transport (its
+    InfiniBand HCAs, or TCP sockets: components.core.fabric.fabric_environment), and INFO logging while
+    `validating`."""
+    return {
+        **NCCL_ENVIRONMENT,
+        **(NCCL_VALIDATION_ENVIRONMENT if validating else {}),
+        **fabric_environment(infiniband),
+    }
+
+
 def env_entries(environment: Mapping[str, str]) -> list[dict[str, Any]]:
     return [{"name": name, "value": value} for name, value in environment.items()]
 
@@ -113,9 +127,11 @@ class TrainingPods:
         env: Sequence[Mapping[str, Any]] = (),
         resources: Mapping[str, Any] | None = None,
         volumes: Sequence[str] = ALL_VOLUMES,
+        image: str | None = None,
     ) -> Manifest:
-        """A training container mounting `volumes` (a subset of ALL_VOLUMES, in that order)."""
-        container: Manifest = {"name": name, "image": self.image, "imagePullPolicy": "IfNotPresent"}
+        """A training container mounting `volumes` (a subset of ALL_VOLUMES, in that order), running `image` (the
+        stack's training image where none is given)."""
+        container: Manifest = {"name": name, "image": image or self.image, "imagePullPolicy": "IfNotPresent"}
         if command is not None:
             container["command"] = list(command)
         if env:

@@ -37,6 +37,8 @@ class AlertRule:
 
 
 NODE_JOB = 'job="node"'
+# The pod condition reason of a pod that still has scheduling gates (Kubernetes core/v1 PodReasonSchedulingGated).
+SCHEDULING_GATED = "SchedulingGated"
 _RUNNING = 'max by (cluster, namespace, pod) (kube_pod_status_phase{phase="Running"}) == 1'
 
 
@@ -407,11 +409,18 @@ def capacity_alert_rules(thresholds: AlertThresholds, teams: str) -> list[AlertR
     """Nodes for admitted work: the teams' pods (`teams`: their namespaces as a PromQL regex) that find no node,
     and GPU nodes that are not Ready."""
     return [
-        # Kueue creates a job's pods only once it admits the workload (jobs stay suspended before), so a
-        # Pending pod in a team namespace belongs to an admitted workload that found no node.
+        # Kueue creates a job's pods only once it admits the workload (jobs stay suspended before). The pods of
+        # Deployments and plain pods (the serving replicas) exist before: Kueue creates them gated
+        # (`kueue.x-k8s.io/admission`, v0.19.2 pkg/controller/jobs/pod/constants) and lifts the gate on admission,
+        # so a replica beyond the team's quota stays Pending by design. A gated pod carries PodScheduled=False with
+        # reason SchedulingGated (kubernetes pkg/registry/core/pod/strategy.go applySchedulingGatedCondition), which
+        # kube-state-metrics v2.19.0 (the managed add-on's) exports as kube_pod_status_reason{reason="SchedulingGated"}
+        # (internal/store/pod.go, podStatusReasons). Left out, the rest are admitted pods that found no node.
         AlertRule(
             "AdmittedPodsPendingTooLong",
-            f'max by (cluster, namespace, pod) (kube_pod_status_phase{{phase="Pending", namespace=~"{teams}"}}) == 1',
+            f'max by (cluster, namespace, pod) (kube_pod_status_phase{{phase="Pending", namespace=~"{teams}"}}) == 1'
+            f" unless on (cluster, namespace, pod) max by (cluster, namespace, pod) "
+            f'(kube_pod_status_reason{{reason="{SCHEDULING_GATED}", namespace=~"{teams}"}}) == 1',
             iso_duration(thresholds.pod_pending_for),
             3,
             "Pod {{ $labels.namespace }}/{{ $labels.pod }} of an admitted workload has been Pending for "

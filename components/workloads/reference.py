@@ -17,7 +17,10 @@ Per team (`reference_workloads`), where the team's quota allows it:
 * `trainjob-distributed.yaml`: the same gang as a Kubeflow Trainer v2 TrainJob on the platform's `torch-distributed`
   ClusterTrainingRuntime (`components.training`), its pool pinned by a runtime patch of its own.
 * `trial-mig.yaml`: where the team has quota on a MIG pool, a hyperparameter trial Job on one MIG slice.
-* `tfjob.yaml`: a Kubeflow v1 TFJob, one worker on one whole GPU of the Job's flavor (Training Operator v1 only).
+* `tfjob.yaml`: a Kubeflow v1 TFJob running TensorFlow: two workers of one whole GPU each on the team's first
+  whole-GPU flavor that holds both, training with MultiWorkerMirroredStrategy (components.workloads.tensorflow) on
+  the pinned TensorFlow GPU image. Training Operator v1 only, and only where the stack accepts images pinned by tag:
+  a stack that requires digests has no TensorFlow image of its own to run (`tensorflow_image`).
 
 Serving has its own reference, a KServe InferenceService with a canary and its route (components.workloads.serving).
 
@@ -33,22 +36,24 @@ import copy
 from typing import Any
 
 from components.core.durations import duration_seconds
-from components.core.fabric import infiniband_environment
 from components.core.labels import JOB_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
-from components.core.naming import TRAINING_PRIORITY
+from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, TRAINING_PRIORITY
 from components.core.pool_facts import GpuPoolFacts
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_PATH
 from components.core.training_pods import (
     CHECKPOINTS_MOUNT,
-    NCCL_ENVIRONMENT,
+    NCCL_VALIDATION_ENVIRONMENT,
+    SHM_VOLUME,
     TORCH_DISTRIBUTED_INFINIBAND_RUNTIME,
     TORCH_DISTRIBUTED_RUNTIME,
     TRAINER_API_VERSION,
     TRAINER_NODE,
 )
+from components.core.versions import TENSORFLOW_IMAGE
 from components.model.platform import Platform
-from components.model.pods import PodSize, env_entries, pod_size, topology_request, with_rdma
+from components.model.pods import PodSize, env_entries, nccl_environment, pod_size, topology_request, with_rdma
 from components.model.teams import Team
+from components.workloads.tensorflow import TensorflowRun, tensorflow_program
 
 Manifest = dict[str, Any]
 
@@ -80,6 +85,15 @@ KEEP_CHECKPOINTS = 3
 BACKOFF_LIMIT = 3
 # Finished jobs stay a day for their logs and status, then are garbage-collected.
 TTL_SECONDS_AFTER_FINISHED = 86400
+# The TensorFlow reference: two workers (the smallest multi-worker job), a short synthetic run checkpointed every
+# thousand steps, and the volumes it uses (no trainer ConfigMap: its program is its command).
+TF_WORKERS = 2
+TF_STEPS = 10000
+TF_CHECKPOINT_EVERY = 1000
+TF_GLOBAL_BATCH = 256
+TF_FEATURES = 64
+TF_LEARNING_RATE = 0.1
+TF_VOLUMES = (DATASETS_CLAIM, CHECKPOINTS_CLAIM, SHM_VOLUME)
 
 
 # --- choosing pools ----------------------------------------------------------------------------------
@@ -219,8 +233,7 @@ def _pytorch_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifes
     nodes = gang_nodes(team, facts)
     size = pod_size(team.settings, facts, facts.gpus_per_node, nodes)
     env = {
-        **NCCL_ENVIRONMENT,
-        **infiniband_environment(facts.rdma_resource),
+        **nccl_environment(infiniband=facts.infiniband, validating=True),
         "OMP_NUM_THREADS": _omp_threads(size, facts),
     }
     # torchrun reads the rendezvous (PET_MASTER_ADDR/PORT, PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE) from the
@@ -284,8 +297,10 @@ def _train_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifest:
                 # The Trainer sets torchrun's rendezvous (PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
                 # PET_MASTER_ADDR/PORT) in the container's environment: one process per GPU of each node.
                 "command": ["torchrun", *trainer_arguments(platform, TRAINJOB_NAME)],
-                # NCCL's InfiniBand settings come with the InfiniBand runtime.
-                "env": env_entries({"OMP_NUM_THREADS": _omp_threads(size, facts)}),
+                # NCCL's transport comes with the runtime (InfiniBand or TCP); the Trainer upserts these by name over
+                # the runtime container's environment (kubeflow/trainer v2.3.0 pkg/runtime/framework/plugins/jobset/
+                # builder.go, apply.UpsertEnvVars), so the reference logs NCCL's choices while it validates the path.
+                "env": env_entries({**NCCL_VALIDATION_ENVIRONMENT, "OMP_NUM_THREADS": _omp_threads(size, facts)}),
                 "numNodes": nodes,
                 "numProcPerNode": facts.gpus_per_node,
                 "resourcesPerNode": with_rdma(size.resources(facts.gpu_resource, facts.gpus_per_node), facts),
@@ -309,19 +324,69 @@ def _train_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifest:
     }
 
 
-def _tf_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifest:
+def tensorflow_image(platform: Platform) -> str | None:
+    """The image of the TensorFlow reference: TensorFlow's GPU image pinned by tag, where the stack accepts tags. A
+    stack that requires digests (`workloads.requireImageDigests`) would refuse it (the admission guardrails, the
+    checker), and its settings name no digest-pinned TensorFlow image (as `serving.images` does for the model
+    servers), so it gets no TensorFlow reference rather than one the cluster refuses."""
+    return None if platform.settings.workloads.require_image_digests else TENSORFLOW_IMAGE
+
+
+def tensorflow_pool(team: Team) -> GpuPoolFacts | None:
+    """The flavor of the TensorFlow reference: the team's first whole-GPU flavor, in Kueue's order, on which all its
+    workers of one GPU each fit the pool and the team's quota."""
+    return next(
+        (
+            f
+            for f in team.flavors
+            if _whole_gpu(f) and _fits(team, f, 1) and min(f.capacity_at_max, team.obtainable(f)) >= TF_WORKERS
+        ),
+        None,
+    )
+
+
+def _tf_job(platform: Platform, team: Team, facts: GpuPoolFacts, image: str) -> Manifest:
+    """TF_WORKERS workers of one GPU each, one pod each (on one-GPU nodes, one node each), all-reducing with NCCL over
+    the pool's network: the multi-node references' NCCL environment, less PyTorch's own setting."""
     pods = platform.training_pods
-    size = pod_size(team.settings, facts, 1, 1)
-    command = ["python", *trainer_arguments(platform, TFJOB_NAME)]
-    container = pods.container(TENSORFLOW_CONTAINER, command=command, resources=size.resources(facts.gpu_resource, 1))
-    template = pods.template(container, job=TFJOB_NAME, pool=facts, shm_gib=size.shm_gib)
+    size = pod_size(team.settings, facts, 1, TF_WORKERS)
+    env = {
+        name: value
+        for name, value in nccl_environment(infiniband=facts.infiniband, validating=True).items()
+        if not name.startswith("TORCH_")
+    }
+    program = tensorflow_program(
+        TensorflowRun(
+            checkpoint_dir=f"{CHECKPOINTS_MOUNT}/{TFJOB_NAME}",
+            steps=TF_STEPS,
+            checkpoint_every=TF_CHECKPOINT_EVERY,
+            keep_checkpoints=KEEP_CHECKPOINTS,
+            global_batch=TF_GLOBAL_BATCH,
+            features=TF_FEATURES,
+            learning_rate=TF_LEARNING_RATE,
+        )
+    )
+    container = pods.container(
+        TENSORFLOW_CONTAINER,
+        command=["python", "-c", program],
+        env=env_entries(env),
+        resources=with_rdma(size.resources(facts.gpu_resource, 1), facts),
+        volumes=TF_VOLUMES,
+        image=image,
+    )
+    template = pods.template(container, job=TFJOB_NAME, pool=facts, shm_gib=size.shm_gib, volumes=TF_VOLUMES)
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
         "metadata": metadata(TFJOB_NAME, team, facts, TRAINING_PRIORITY),
         "spec": {
             "runPolicy": _run_policy(platform),
-            "tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "ExitCode", "template": template}},
+            "tfReplicaSpecs": {
+                # OnFailure, not ExitCode: when one worker dies, the others' collectives fail with ordinary errors
+                # (exit 1), which ExitCode would take for permanent; every worker restarts and resumes from the
+                # chief's checkpoint, up to the run policy's backoffLimit.
+                "Worker": {"replicas": TF_WORKERS, "restartPolicy": "OnFailure", "template": template},
+            },
         },
     }
 
@@ -342,8 +407,10 @@ def team_workloads(platform: Platform, team: Team) -> dict[str, Manifest]:
     mig = mig_pool(team)
     if mig is not None:
         files[MIG_TRIAL_FILE] = _job(platform, team, mig, MIG_TRIAL_NAME)
-    if single is not None and v1:
-        files[TFJOB_FILE] = _tf_job(platform, team, single)
+    tensorflow = tensorflow_pool(team)
+    image = tensorflow_image(platform)
+    if tensorflow is not None and image is not None and v1:
+        files[TFJOB_FILE] = _tf_job(platform, team, tensorflow, image)
     return files
 
 

@@ -33,7 +33,7 @@ def plan_workloads(platform: Platform, storage_account: str) -> dict[str, dict[s
     """Team -> file -> manifest the plan writes under `workloads/`: each team's reference workloads (GPU and CPU,
     components.workloads.reference and components.workloads.cpu_jobs), its serving
     reference where it serves (its models in `storage_account`, components.workloads.serving), and the NCCL
-    all-reduce test of each InfiniBand pool in the folder of a team that can run it (components.workloads.nccl)."""
+    all-reduce tests of each multi-node pool in the folder of a team that can run it (components.workloads.nccl)."""
     workloads = {team: dict(files) for team, files in reference_workloads(platform).items()}
     for team, files in cpu_workloads(platform).items():
         workloads[team].update(files)

@@ -19,6 +19,7 @@ import yaml
 
 from components.config.loader import load_settings
 from components.core.labels import QUEUE_NAME_LABEL
+from components.core.quantities import quantity_value
 from components.model.platform import Platform, build_platform
 from components.workloads.cpu_jobs import CHECKPOINTED_FILE, CRONJOB_FILE, INDEXED_FILE, PREPROCESS_FILE, cpu_workloads
 from components.workloads.reference import reference_workloads
@@ -70,11 +71,13 @@ def test_the_plan_writes_every_team_workload_and_nothing_stale(
     assert plan.run.code == 0, plan.run.stdout + plan.run.stderr
     account = storage_account_name(stack_runs[stack])
     expected = plan_workloads(plan.platform, account)
-    # The reference workloads, and prod's NCCL all-reduce test of its InfiniBand pool (h100) in team-a's folder.
+    # The reference workloads, and the NCCL all-reduce tests of every multi-node pool in team-a's folder: dev's t4spot
+    # and prod's a100 over TCP, prod's h100 over InfiniBand with its one-node baseline.
     nccl = {team: [f for f in files if f.startswith("nccl-allreduce-")] for team, files in expected.items()}
-    assert {team: files for team, files in nccl.items() if files} == (
-        {"team-a": ["nccl-allreduce-h100.yaml"]} if stack == "prod" else {}
-    )
+    assert {team: files for team, files in nccl.items() if files} == {
+        "dev": {"team-a": ["nccl-allreduce-t4spot.yaml"]},
+        "prod": {"team-a": ["nccl-allreduce-a100.yaml", "nccl-allreduce-h100-1node.yaml", "nccl-allreduce-h100.yaml"]},
+    }[stack]
     # And each serving team's InferenceService and route, its models in the stack's storage account.
     serving = serving_workloads(plan.platform, account)
     assert {team: sorted(files) for team, files in serving.items()} == {
@@ -177,6 +180,58 @@ def test_kueue_manages_exactly_the_team_namespaces_with_the_integrations_the_wor
         if kind == "Namespace" and expression["key"] in manifest["metadata"].get("labels", {})
     }
     assert labelled == team_namespaces
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_pod_the_platform_runs_in_a_team_namespace_states_cpu_and_memory_limits(
+    plans: dict[str, Plan], stack: str
+) -> None:
+    """The team ResourceQuota bounds limits.cpu and limits.memory, so the API server refuses a pod whose containers
+    state no such limit where the LimitRange gives none. Every container and init container of every pod the plan
+    has the platform run in a team namespace (references, NCCL tests, TrainJobs through their runtime, model servers
+    with KServe's storage initializer) states both, its main containers equal to their requests: the limits quota,
+    sized like the requests quota, then binds them no earlier than the requests quota Kueue admits against. An init
+    container's limit never exceeds the pod's containers' (a pod is charged the larger of the two)."""
+    plan = plans[stack]
+    objects = plan.objects()
+    storage_initializers = [
+        manifest["spec"]["container"] for (kind, _, _), manifest in objects.items() if kind == "ClusterStorageContainer"
+    ]
+    assert len(storage_initializers) == (1 if plan.platform.serving_teams else 0)
+    checked = 0
+    for path in sorted(plan.workloads.glob("*/*.yaml")):
+        manifest = yaml.safe_load(path.read_text())
+        if manifest["kind"] == "HTTPRoute":
+            continue
+        for pod in pod_specs(manifest, objects):
+            containers, init_containers = pod.get("containers", []), pod.get("initContainers", [])
+            if manifest["kind"] == "InferenceService":
+                # KServe's model server container takes the stable model's resources (a canary inherits them), and
+                # the storage initializer runs before it.
+                model = manifest["spec"]["predictor"]["model"]
+                containers, init_containers = (
+                    [{"name": "kserve-container", "resources": model["resources"]}],
+                    [*storage_initializers],
+                )
+            if manifest["kind"] == "TrainJob":
+                # The Trainer gives the runtime's `node` container the TrainJob's resourcesPerNode.
+                containers = [{**c, "resources": manifest["spec"]["trainer"]["resourcesPerNode"]} for c in containers]
+            assert containers, path.name
+            for container in containers:
+                resources = container["resources"]
+                for name in ("cpu", "memory"):
+                    assert resources["limits"][name] == resources["requests"][name], f"{path.name} {container['name']}"
+                checked += 1
+            for init in init_containers:
+                for name in ("cpu", "memory"):
+                    limit = quantity_value(init["resources"]["limits"][name])
+                    assert limit <= sum(quantity_value(c["resources"]["limits"][name]) for c in containers), path.name
+    assert checked >= len(list(plan.workloads.glob("*/*.yaml")))
+    for team in plan.platform.teams:
+        quota = objects[("ResourceQuota", team.namespace, "team-quota")]["spec"]["hard"]
+        assert (quota["limits.cpu"], quota["limits.memory"]) == (quota["requests.cpu"], quota["requests.memory"])
+        (limits,) = objects[("LimitRange", team.namespace, "team-limits")]["spec"]["limits"]
+        assert limits["default"] == limits["defaultRequest"] == {"cpu": "500m", "memory": "1Gi"}
 
 
 def pod_specs(manifest: dict[str, Any], objects: dict[tuple[str, str | None, str], dict[str, Any]]) -> list[dict]:

@@ -535,7 +535,11 @@ def test_a_broken_manifest_example_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The hand-written PyTorchJob asking for two GPUs while limiting to one.
-    broken = VALID_JOB.replace("requests: {nvidia.com/gpu: 1}", "requests: {nvidia.com/gpu: 2}", 1)
+    broken = VALID_JOB.replace(
+        'requests: {cpu: "16", memory: 128Gi, nvidia.com/gpu: 1}',
+        'requests: {cpu: "16", memory: 128Gi, nvidia.com/gpu: 2}',
+        1,
+    )
     assert broken != VALID_JOB
     with pytest.raises(AssertionError, match="finds problems"):
         check_manifest_example(example(broken, "manifest prod"), tmp_path, capsys, monkeypatch)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.core.catalog import VM_SIZES
-from components.core.fabric import RDMA_RESOURCE, infiniband_environment, topology_levels
+from components.core.fabric import fabric_environment, topology_levels
 from components.core.labels import AGENTPOOL_LABEL, AKS_NODE_LABELS, HOSTNAME_LABEL, ZONE_LABEL
 from tests.support.kueue import stack_settings
 
@@ -79,9 +79,10 @@ def test_the_aks_labels_are_the_reserved_ones_and_name_no_fabric() -> None:
     assert not any("torset" in label or "infiniband" in label for label in AKS_NODE_LABELS)
 
 
-def test_nccl_goes_over_infiniband_only_with_an_rdma_resource() -> None:
-    assert infiniband_environment(None) == {}
-    assert infiniband_environment(RDMA_RESOURCE) == {
+def test_nccl_goes_over_infiniband_on_infiniband_pools_and_over_tcp_sockets_elsewhere() -> None:
+    # The seed's TCP baseline: NCCL's InfiniBand/RoCE transport off, sockets only.
+    assert fabric_environment(False) == {"NCCL_IB_DISABLE": "1"}
+    assert fabric_environment(True) == {
         "NCCL_IB_DISABLE": "0",
         "NCCL_IB_HCA": "mlx5",
         "NCCL_NET_GDR_LEVEL": "SYS",

@@ -19,7 +19,7 @@ import yaml
 from components.config.teams import TeamSettings
 from components.core.naming import CHECKPOINTS_CLAIM
 from components.core.pool_facts import GpuPoolFacts
-from components.core.training_pods import NCCL_ENVIRONMENT, SHM_VOLUME
+from components.core.training_pods import SHM_VOLUME
 from components.model.platform import Platform
 from components.model.pods import (
     ALL_VOLUMES,
@@ -28,6 +28,7 @@ from components.model.pods import (
     PodSize,
     TrainingPods,
     env_entries,
+    nccl_environment,
     pod_size,
     topology_request,
     with_rdma,
@@ -65,10 +66,12 @@ MOUNTS = {
     "dshm": {"name": "dshm", "mountPath": "/dev/shm"},
     "aks-mlops-trainer": {"name": "aks-mlops-trainer", "mountPath": "/app", "readOnly": True},
 }
+# The runtime's NCCL environment: a pool without InfiniBand (the seed's TCP baseline), warnings only.
 NCCL_ENV = [
     {"name": "NCCL_DEBUG", "value": "WARN"},
     {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"},
     {"name": "TORCH_NCCL_ASYNC_ERROR_HANDLING", "value": "1"},
+    {"name": "NCCL_IB_DISABLE", "value": "1"},
 ]
 
 
@@ -158,12 +161,26 @@ RUNTIME_TEMPLATE = {
 }
 
 
+def test_nccls_environment_per_fabric_and_while_validating() -> None:
+    base = {"NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+    infiniband = {
+        "NCCL_IB_DISABLE": "0",
+        "NCCL_IB_HCA": "mlx5",
+        "NCCL_NET_GDR_LEVEL": "SYS",
+        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
+    }
+    assert nccl_environment(infiniband=False) == {"NCCL_DEBUG": "WARN", **base, "NCCL_IB_DISABLE": "1"}
+    assert nccl_environment(infiniband=False, validating=True) == {"NCCL_DEBUG": "INFO", **base, "NCCL_IB_DISABLE": "1"}
+    assert nccl_environment(infiniband=True) == {"NCCL_DEBUG": "WARN", **base, **infiniband}
+    assert nccl_environment(infiniband=True, validating=True) == {"NCCL_DEBUG": "INFO", **base, **infiniband}
+
+
 def test_the_runtime_container_exactly() -> None:
-    assert_exactly(PODS.container("node", env=env_entries(NCCL_ENVIRONMENT)), RUNTIME_CONTAINER)
+    assert_exactly(PODS.container("node", env=env_entries(nccl_environment(infiniband=False))), RUNTIME_CONTAINER)
 
 
 def test_the_runtime_template_exactly() -> None:
-    container = PODS.container("node", env=env_entries(NCCL_ENVIRONMENT))
+    container = PODS.container("node", env=env_entries(nccl_environment(infiniband=False)))
     assert_exactly(PODS.template(container, restart_policy="Never"), RUNTIME_TEMPLATE)
     # The Trainer runtime's pod is exactly this form.
     assert_exactly(runtime_pod_template(PODS), RUNTIME_TEMPLATE)

@@ -9,6 +9,7 @@ runs the engine: alerts are built from each stack's validated settings.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections import Counter
@@ -19,7 +20,15 @@ from typing import Any
 import promql_parser
 import pytest
 
-from components.core.metric_sources import CADVISOR, KUBE_STATE_METRICS, NODE_EXPORTER, scraped_metrics
+from components.core.metric_sources import (
+    CADVISOR,
+    KUBE_STATE_METRICS,
+    NODE_EXPORTER,
+    TRAINING_DATA_WAIT,
+    TRAINING_DATA_WAIT_UNSUFFIXED,
+    TRAINING_JOBS,
+    scraped_metrics,
+)
 from components.monitoring.rules import (
     KUBERNETES_RECORDING_RULES,
     NODE_RECORDING_RULES,
@@ -29,6 +38,7 @@ from components.monitoring.rules import (
 )
 from offline.stacks import PROJECT_DIR, load_stack_config, stack_files
 from tests.support.config import platform_for, settings_for
+from tests.support.promql import Sample, evaluate, label_sets
 
 STACKS = sorted(stack_files())
 DEV = load_stack_config("dev")
@@ -312,7 +322,9 @@ REQUIREMENTS: dict[str, dict[str, set[str]]] = {
             "kube_pod_created",
         }
     },
-    "admitted pods pending too long": {"AdmittedPodsPendingTooLong": {"kube_pod_status_phase"}},
+    "admitted pods pending too long": {
+        "AdmittedPodsPendingTooLong": {"kube_pod_status_phase", "kube_pod_status_reason"}
+    },
     "model-server p95 latency": {
         "InferenceLatencyP95High": {"vllm:e2e_request_latency_seconds_bucket", "nv_inference_request_summary_us"}
     },
@@ -450,6 +462,55 @@ def _failure_namespace_regexes(expression: str) -> list[tuple[str, str]]:
     return found
 
 
+# kube-state-metrics v2.19.0 (internal/store/pod.go): one kube_pod_status_phase series per phase and one
+# kube_pod_status_reason series per reason of podStatusReasons, 1 for the pod's own, 0 for the others.
+KSM_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+KSM_REASONS = (
+    "Evicted",
+    "NodeAffinity",
+    "NodeLost",
+    "PreemptionByScheduler",
+    "SchedulingGated",
+    "Shutdown",
+    "TerminationByKubelet",
+    "UnexpectedAdmissionError",
+)
+
+
+def pod_series(namespace: str, pod: str, phase: str, reason: str | None = None) -> list[Sample]:
+    """What kube-state-metrics exports of one pod's phase and status reasons (the add-on adds `cluster`)."""
+    common = {"cluster": "aks", "job": "kube-state-metrics", "namespace": namespace, "pod": pod, "uid": f"uid-{pod}"}
+    return [
+        *(Sample.of("kube_pod_status_phase", float(p == phase), phase=p, **common) for p in KSM_PHASES),
+        *(Sample.of("kube_pod_status_reason", float(r == reason), reason=r, **common) for r in KSM_REASONS),
+    ]
+
+
+def test_admitted_pods_pending_alert_leaves_out_pods_kueue_keeps_gated(stack: str) -> None:
+    """A serving replica beyond the team's quota is created gated by Kueue and stays Pending by design; a pod of an
+    admitted job that finds no node is what the alert is for."""
+    (rule,) = [r for r in stack_alerts(stack) if r.alert == "AdmittedPodsPendingTooLong"]
+    team = platform_for(load_stack_config(stack)).teams[0].namespace
+    samples = [
+        # Gated (PodScheduled=False, reason SchedulingGated): Kueue has not admitted it.
+        *pod_series(team, "reference-llm-predictor-7d9f-x2", "Pending", "SchedulingGated"),
+        # Admitted (no gate), no node yet.
+        *pod_series(team, "reference-distributed-worker-0", "Pending"),
+        *pod_series(team, "reference-distributed-master-0", "Running"),
+        # Not a team's pod.
+        *pod_series("kube-system", "coredns-5d8c-abcde", "Pending"),
+    ]
+    fired = evaluate(rule.expression, samples)
+    assert label_sets(fired, "namespace", "pod") == {(team, "reference-distributed-worker-0")}
+    # Without the gated pod's reason series (a scrape that missed it), the pod counts as admitted: nothing is hidden
+    # for want of a series.
+    ungated = [s for s in samples if s.label_map().get("reason") != "SchedulingGated"]
+    assert label_sets(evaluate(rule.expression, ungated), "pod") == {
+        ("reference-llm-predictor-7d9f-x2",),
+        ("reference-distributed-worker-0",),
+    }
+
+
 @pytest.mark.parametrize(
     "namespaces",
     [["team-a"], ["team-a", "team-b"], ["vision", "nlp", "speech"]],
@@ -563,6 +624,38 @@ def test_dashboard_has_a_panel_for_every_requirement() -> None:
     # Each requirement has a panel of its own.
     chosen = [min(ids) for ids in panel_for.values()]
     assert len(set(chosen)) == len(DASHBOARD_REQUIREMENTS)
+
+
+def test_data_wait_panel_reads_the_counter_under_either_name_once() -> None:
+    """The seed names the counter `ml_training_data_wait_seconds`, the platform's convention (a counter's `_total`)
+    `ml_training_data_wait_seconds_total`: the panel sums the rate of either, the suffixed one first, so a pod that
+    exports both (`or` matches on every label but the name) is counted once."""
+    assert {TRAINING_DATA_WAIT, TRAINING_DATA_WAIT_UNSUFFIXED} <= TRAINING_JOBS.metrics
+    assert (TRAINING_DATA_WAIT, TRAINING_DATA_WAIT_UNSUFFIXED) == (
+        "ml_training_data_wait_seconds_total",
+        "ml_training_data_wait_seconds",
+    )
+    (expression,) = [
+        grafana_to_promql(e)
+        for _, e in panel_queries(load_dashboard())
+        if metric_names(grafana_to_promql(e)) & {TRAINING_DATA_WAIT, TRAINING_DATA_WAIT_UNSUFFIXED}
+    ]
+    tree = promql_parser.parse(expression)
+    assert isinstance(tree, promql_parser.AggregateExpr) and str(tree.op) == "sum"
+    assert tree.modifier.type == promql_parser.AggModifierType.By
+    assert list(tree.modifier.labels) == ["namespace", "training_job"]
+    either = tree.expr
+    assert isinstance(either, promql_parser.BinaryExpr) and str(either.op) == "or" and either.modifier.matching is None
+    read = []
+    for side in (either.lhs, either.rhs):
+        assert isinstance(side, promql_parser.Call) and side.func.name == "rate"
+        (matrix,) = side.args
+        assert matrix.range == datetime.timedelta(minutes=5)
+        read.append((matrix.vector_selector.name, label_matchers(expression, matrix.vector_selector.name, "namespace")))
+    assert read == [
+        (TRAINING_DATA_WAIT, [("=~", "$namespace")]),
+        (TRAINING_DATA_WAIT_UNSUFFIXED, [("=~", "$namespace")]),
+    ]
 
 
 def test_training_panels_group_by_job() -> None:

@@ -13,6 +13,7 @@ tests/unit/test_workloads_serving.py), and the namespace selector that keeps the
 
 from __future__ import annotations
 
+import ast
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -42,14 +43,17 @@ from components.core.pool_facts import GpuPoolFacts
 from components.core.quantities import GIB, quantity_value
 from components.core.quotas import borrowing_headroom
 from components.core.scheduling import PRIORITIES
+from components.core.versions import TENSORFLOW_IMAGE
 from components.model.platform import Platform, build_platform
 from components.model.teams import Team
 from components.queueing.kueue import INTEGRATIONS, manager_config, resource_flavor, resource_groups
 from components.teams import namespace as team_namespace
+from components.training import cluster_training_runtimes
 from components.workloads import reference
 from components.workloads.reference import reference_workloads
+from components.workloads.tensorflow import TensorflowRun, tensorflow_program
 from offline.stacks import load_stack_config, stack_settings_raw
-from tests.support.config import gpu_pool, platform_of, prod_raw, quota_raw, team
+from tests.support.config import dev_raw, gpu_pool, platform_of, prod_raw, quota_raw, team
 
 STACKS = ("dev", "prod")
 SETTINGS: dict[str, Settings] = {stack: load_settings(stack_settings_raw(load_stack_config(stack))) for stack in STACKS}
@@ -167,11 +171,9 @@ def test_each_team_gets_the_workloads_its_quota_allows() -> None:
     ]
     assert files == {
         "dev": {"team-a": common},
-        "prod": {
-            # Only team-a holds quota on the MIG pool.
-            "team-a": [*common[:3], "trial-mig.yaml", *common[3:]],
-            "team-b": common,
-        },
+        # Only team-a holds quota on the MIG pool. No TensorFlow reference: prod requires image digests, and its
+        # settings name no TensorFlow image by digest (reference.tensorflow_image).
+        "prod": {"team-a": [*common[:3], "trial-mig.yaml"], "team-b": common[:3]},
     }
 
 
@@ -192,17 +194,16 @@ EXPECTED = {
     # dev: one T4 per spot node (8 vCPUs, 56 GiB); team-a's 16 CPUs and 64 GiB hold a gang of two.
     ("dev", "team-a", "job-checkpointed.yaml"): ("t4spot", "nvidia.com/gpu", 1, 1, 6, 42, 10),
     ("dev", "team-a", "pytorchjob-distributed.yaml"): ("t4spot", "nvidia.com/gpu", 1, 2, 6, 32, 8),
-    ("dev", "team-a", "tfjob.yaml"): ("t4spot", "nvidia.com/gpu", 1, 1, 6, 42, 10),
+    # Two TensorFlow workers of one T4 each, sized like the two-pod gang.
+    ("dev", "team-a", "tfjob.yaml"): ("t4spot", "nvidia.com/gpu", 1, 2, 6, 32, 8),
     # prod: single-GPU work on the A100 pool (24 vCPUs, 220 GiB a node), the gang on both 8-GPU H100 nodes
     # (team-a's 2 TiB hold two pods of 1 TiB), a trial on one of the seven 1g.10gb slices of an A100.
     ("prod", "team-a", "job-checkpointed.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
     ("prod", "team-a", "pytorchjob-distributed.yaml"): ("h100", "nvidia.com/gpu", 8, 2, 72, 1024, 256),
     ("prod", "team-a", "trial-mig.yaml"): ("a100mig", "nvidia.com/mig-1g.10gb", 1, 1, 2, 23, 5),
-    ("prod", "team-a", "tfjob.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
     # team-b's nominal 4 A100s make a gang of four single-GPU nodes (without borrowing team-a's).
     ("prod", "team-b", "job-checkpointed.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
     ("prod", "team-b", "pytorchjob-distributed.yaml"): ("a100", "nvidia.com/gpu", 1, 4, 18, 165, 41),
-    ("prod", "team-b", "tfjob.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
 }
 
 
@@ -399,7 +400,11 @@ def test_pods_meet_the_restricted_pod_security_standard(case: Case) -> None:
         }
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+# The workloads that run the platform's entrypoint (trainer/train.py); the TFJob runs its own TensorFlow program.
+ENTRYPOINT_CASES = [c for c in CASES if c.manifest["kind"] != "TFJob"]
+
+
+@pytest.mark.parametrize("case", ENTRYPOINT_CASES, ids=str)
 def test_training_pods_run_the_entrypoint_from_the_namespaces_config_map(case: Case) -> None:
     for spec in pod_specs(case.manifest):
         assert {"name": "aks-mlops-trainer", "configMap": {"name": "aks-mlops-trainer"}} in spec["volumes"]
@@ -411,15 +416,16 @@ def test_training_pods_run_the_entrypoint_from_the_namespaces_config_map(case: C
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_images_are_pinned_as_the_stack_asks(case: Case) -> None:
     settings = case.settings
+    expected = TENSORFLOW_IMAGE if case.manifest["kind"] == "TFJob" else settings.workloads.image
     for spec in pod_specs(case.manifest):
         for container in spec["containers"]:
-            assert container["image"] == settings.workloads.image
+            assert container["image"] == expected
             assert image_problem(container["image"], settings.workloads.require_image_digests) is None
     if case.stack == "prod":
         assert "@sha256:" in the_container(case.manifest)["image"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case", ENTRYPOINT_CASES, ids=str)
 def test_training_runs_the_entrypoint_into_its_own_checkpoint_folder(case: Case) -> None:
     manifest = case.manifest
     command = the_container(manifest)["command"]
@@ -459,43 +465,191 @@ NCCL_INFINIBAND = {
     "NCCL_NET_GDR_LEVEL": "SYS",
     "NCCL_IB_PCI_RELAXED_ORDERING": "1",
 }
+# The seed's TCP baseline on a pool without InfiniBand.
+NCCL_TCP = {"NCCL_IB_DISABLE": "1"}
+# Every multi-node reference, while it validates the path: NCCL logs its transport choices at start-up.
+NCCL_VALIDATING = {"NCCL_DEBUG": "INFO", "NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+NCCL_KEYS = {*NCCL_INFINIBAND, *NCCL_VALIDATING, "NCCL_DEBUG_SUBSYS"}
+# stack, team -> the distributed references' pool, its nodes (the gang) and whether it has InfiniBand: dev's t4spot
+# (1 GPU per node, TCP), prod team-a's h100 (8 per node, InfiniBand), prod team-b's a100 (1 per node, TCP).
+DISTRIBUTED = {
+    ("dev", "team-a"): ("t4spot", 2, False),
+    ("prod", "team-a"): ("h100", 2, True),
+    ("prod", "team-b"): ("a100", 4, False),
+}
 
 
-def test_distributed_jobs_use_infiniband_exactly_on_the_infiniband_pool() -> None:
-    """prod team-a's gang runs on h100 (InfiniBand): RDMA resource and NCCL over InfiniBand; dev's t4spot gang and
-    prod team-b's a100 gang (no InfiniBand) ask for neither."""
-    for stack, team_name, file in (
-        ("dev", "team-a", "pytorchjob-distributed.yaml"),
-        ("prod", "team-a", "pytorchjob-distributed.yaml"),
-        ("prod", "team-b", "pytorchjob-distributed.yaml"),
-    ):
-        infiniband = (stack, team_name, file) in INFINIBAND_CASES
-        manifest = WORKLOADS[stack][team_name][file]
-        for spec in pod_specs(manifest):
-            container = spec["containers"][0]
-            env = {item["name"]: item["value"] for item in container["env"]}
-            assert {key: env[key] for key in NCCL_INFINIBAND if key in env} == (NCCL_INFINIBAND if infiniband else {})
-            for amounts in container["resources"].values():
-                assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
-        # The TrainJob gets NCCL's InfiniBand settings from the InfiniBand runtime (components.training).
-        train_job = WORKLOADS[stack][team_name]["trainjob-distributed.yaml"]["spec"]
-        assert train_job["runtimeRef"]["name"] == (
-            "torch-distributed-infiniband" if infiniband else "torch-distributed"
-        )
-        assert not any(item["name"] in NCCL_INFINIBAND for item in train_job["trainer"]["env"])
-        for amounts in train_job["trainer"]["resourcesPerNode"].values():
+def nccl_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if key in NCCL_KEYS}
+
+
+def the_trainjobs_env(stack: str, train_job: Mapping[str, Any]) -> dict[str, str]:
+    """The trainer container's environment as Kubeflow Trainer v2.3.0 builds it: the runtime's, with the TrainJob's
+    `trainer.env` upserted by name (pkg/runtime/framework/plugins/jobset/builder.go, apply.UpsertEnvVars)."""
+    runtimes = {
+        r["metadata"]["name"]: r
+        for r in cluster_training_runtimes(PLATFORMS[stack].training_pods, infiniband=PLATFORMS[stack].infiniband)
+    }
+    runtime = runtimes[train_job["runtimeRef"]["name"]]
+    (job,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    (container,) = job["template"]["spec"]["template"]["spec"]["containers"]
+    env = {item["name"]: item["value"] for item in container["env"]}
+    env.update({item["name"]: item["value"] for item in train_job["trainer"]["env"]})
+    return env
+
+
+@pytest.mark.parametrize(("stack", "team_name"), list(DISTRIBUTED), ids=[f"{s}-{t}" for s, t in DISTRIBUTED])
+def test_the_multi_node_references_set_nccls_transport_of_their_pool_and_log_it(stack: str, team_name: str) -> None:
+    """On a pool without InfiniBand the seed's TCP baseline (NCCL_SOCKET_IFNAME=eth0, NCCL_IB_DISABLE=1,
+    NCCL_DEBUG=INFO while validating, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); on an InfiniBand pool its HCAs and the RDMA
+    resource. The PyTorchJob sets it itself, the TrainJob gets the transport from its runtime and INFO from its own
+    env."""
+    pool, nodes, infiniband = DISTRIBUTED[(stack, team_name)]
+    expected = {**NCCL_VALIDATING, **(NCCL_INFINIBAND if infiniband else NCCL_TCP)}
+    workloads = WORKLOADS[stack][team_name]
+    pytorch_job = workloads["pytorchjob-distributed.yaml"]
+    specs = pod_specs(pytorch_job)
+    assert sum(replica["replicas"] for replica in replicas_of(pytorch_job).values()) == nodes
+    for spec in specs:
+        assert spec["nodeSelector"] == {"agentpool": pool}
+        container = spec["containers"][0]
+        assert nccl_env({item["name"]: item["value"] for item in container["env"]}) == expected
+        for amounts in container["resources"].values():
             assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
+    train_job = workloads["trainjob-distributed.yaml"]["spec"]
+    assert train_job["trainer"]["numNodes"] == nodes
+    assert train_job["runtimeRef"]["name"] == ("torch-distributed-infiniband" if infiniband else "torch-distributed")
+    assert {item["name"]: item["value"] for item in train_job["trainer"]["env"]}.keys() == {
+        "NCCL_DEBUG",
+        "OMP_NUM_THREADS",
+    }
+    assert nccl_env(the_trainjobs_env(stack, train_job)) == expected
+    for amounts in train_job["trainer"]["resourcesPerNode"].values():
+        assert amounts.get("rdma/shared_ib") == (1 if infiniband else None)
+
+
+def test_every_distributed_reference_of_the_stacks_is_covered_above() -> None:
+    assert {(case.stack, case.team) for case in CASES if case.manifest["kind"] == "PyTorchJob"} == set(DISTRIBUTED)
+    infiniband = {(stack, team) for (stack, team), (_, _, has_infiniband) in DISTRIBUTED.items() if has_infiniband}
+    assert {(stack, team) for stack, team, _ in INFINIBAND_CASES} == infiniband
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.manifest["kind"] == "PyTorchJob"], ids=str)
 def test_the_distributed_job_sets_up_nccl(case: Case) -> None:
     for spec in pod_specs(case.manifest):
         env = {item["name"]: item["value"] for item in spec["containers"][0]["env"]}
-        assert env["NCCL_DEBUG"] == "WARN"
+        assert env["NCCL_DEBUG"] == "INFO"
         assert env["NCCL_SOCKET_IFNAME"] == "eth0"
         assert env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
         assert int(env["OMP_NUM_THREADS"]) >= 1
         assert spec["containers"][0]["name"] == "pytorch"  # where the Training Operator injects its environment
+
+
+# --- the TensorFlow reference ---------------------------------------------------------------------------
+
+TFJOB = WORKLOADS["dev"]["team-a"]["tfjob.yaml"]
+
+
+def test_the_tfjob_runs_tensorflow_on_two_workers_exactly() -> None:
+    """dev team-a: two workers of one T4 each (the t4spot pool's two nodes), TensorFlow's pinned GPU image, NCCL over
+    TCP while validating, and the TensorFlow program writing its checkpoints under the job's folder."""
+    spec = TFJOB["spec"]
+    assert spec["runPolicy"] == {
+        "cleanPodPolicy": "Running",
+        "backoffLimit": 3,
+        "activeDeadlineSeconds": 72 * 3600,
+        "ttlSecondsAfterFinished": 86400,
+    }
+    (role,) = spec["tfReplicaSpecs"]
+    worker = spec["tfReplicaSpecs"]["Worker"]
+    assert (role, worker["replicas"], worker["restartPolicy"]) == ("Worker", 2, "OnFailure")
+    pod = worker["template"]["spec"]
+    assert pod["nodeSelector"] == {"agentpool": "t4spot"}
+    (container,) = pod["containers"]
+    # The Training Operator sets TF_CONFIG in the container of this name only (tfjob_controller.go SetClusterSpec).
+    assert container["name"] == "tensorflow"
+    assert container["image"] == "tensorflow/tensorflow:2.17.0-gpu" == TENSORFLOW_IMAGE
+    assert container["env"] == [
+        {"name": "NCCL_DEBUG", "value": "INFO"},
+        {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"},
+        {"name": "NCCL_IB_DISABLE", "value": "1"},
+    ]
+    amounts = {"cpu": "6", "memory": "32Gi", "nvidia.com/gpu": 1}
+    assert container["resources"] == {"requests": amounts, "limits": amounts}
+    run = TensorflowRun(
+        checkpoint_dir="/checkpoints/reference-tfjob",
+        steps=10000,
+        checkpoint_every=1000,
+        keep_checkpoints=3,
+        global_batch=256,
+        features=64,
+        learning_rate=0.1,
+    )
+    assert container["command"] == ["python", "-c", tensorflow_program(run)]
+    # Its program is its command: the claims and /dev/shm, no trainer ConfigMap.
+    assert [volume["name"] for volume in pod["volumes"]] == ["datasets", "checkpoints", "dshm"]
+    assert [mount["name"] for mount in container["volumeMounts"]] == ["datasets", "checkpoints", "dshm"]
+
+
+def _calls(tree: ast.AST) -> set[str]:
+    """Dotted names of every call in a module (`tf.distribute.MultiWorkerMirroredStrategy`, ...)."""
+    return {ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+
+
+def test_the_tensorflow_program_trains_with_multi_worker_mirrored_strategy_from_the_operators_tf_config() -> None:
+    program = TFJOB["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"][2]
+    tree = ast.parse(program)
+    calls = _calls(tree)
+    assert {
+        "tf.distribute.MultiWorkerMirroredStrategy",
+        "strategy.distribute_datasets_from_function",
+        "strategy.run",
+        "tf.distribute.get_replica_context().all_reduce",
+        "tf.train.CheckpointManager",
+        "tf.train.latest_checkpoint",
+    } <= calls
+    assert "implementation=tf.distribute.experimental.CommunicationImplementation.NCCL" in program
+    # The strategy is the program's first TensorFlow statement (TensorFlow's requirement), after plain constants.
+    statements = [node for node in tree.body if not isinstance(node, ast.Import | ast.ImportFrom)]
+    first = next(node for node in statements if "tf." in ast.unparse(node))
+    assert isinstance(first, ast.Assign) and [ast.unparse(t) for t in first.targets] == ["strategy"]
+    # TF_CONFIG is the operator's: the code never sets nor reads it (the strategy's cluster resolver does).
+    code = ast.unparse(tree)
+    assert "TF_CONFIG" not in code and "environ" not in code
+    # The run's constants, in front of the body.
+    assert program.startswith("CHECKPOINT_DIR = '/checkpoints/reference-tfjob'\nSTEPS = 10000\n")
+
+
+def test_a_stack_that_requires_digests_gets_no_tensorflow_reference() -> None:
+    digests = {"requireImageDigests": True, "image": f"registry.example/aks-mlops/trainer@sha256:{'1' * 64}"}
+    pools = {"gpuPools": [gpu_pool(maxCount=2)], "teams": [team(gpuQuota={"t4": 2})], "trainingOperatorV1": True}
+    platform = platform_of(dev_raw(**pools, workloads=digests))
+    assert reference.tensorflow_image(platform) is None
+    assert "tfjob.yaml" not in reference_workloads(platform)["team-a"]
+    tags = platform_of(dev_raw(**pools))
+    assert reference.tensorflow_image(tags) == TENSORFLOW_IMAGE
+    assert "tfjob.yaml" in reference_workloads(tags)["team-a"]
+
+
+def test_the_tensorflow_workers_go_to_the_first_flavor_that_holds_both() -> None:
+    # One T4 of quota on the first flavor cannot hold two workers; the second flavor's two can.
+    platform = platform_of(
+        dev_raw(
+            gpuPools=[gpu_pool(name="a", maxCount=4), gpu_pool(name="b", maxCount=4)],
+            teams=[team(gpuQuota={"a": {"nominal": 1, "borrowingLimit": 0}, "b": 2})],
+            trainingOperatorV1=True,
+        )
+    )
+    (team_,) = platform.teams
+    assert reference.tensorflow_pool(team_) is not None
+    assert reference.tensorflow_pool(team_).name == "b"
+    tfjob = reference_workloads(platform)["team-a"]["tfjob.yaml"]
+    assert tfjob["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] == {"agentpool": "b"}
+    # A team whose quota holds one worker only gets no TFJob.
+    single = platform_of(
+        dev_raw(gpuPools=[gpu_pool(maxCount=4)], teams=[team(gpuQuota={"t4": 1})], trainingOperatorV1=True)
+    )
+    assert "tfjob.yaml" not in reference_workloads(single)["team-a"]
 
 
 # --- the stack variants -------------------------------------------------------------------------------
@@ -511,11 +665,11 @@ def test_a_spot_flavor_that_needs_opting_in_is_reached_through_the_spot_queue() 
     )
     assert platform.spot_opt_in
     workloads = reference_workloads(platform)["team-a"]
+    # No TFJob: prod requires digests (reference.tensorflow_image).
     assert set(workloads) == {
         "job-checkpointed.yaml",
         "pytorchjob-distributed.yaml",
         "trainjob-distributed.yaml",
-        "tfjob.yaml",
     }
     (team_,) = platform.teams
     queues = {q.local_queue for q in team_.queues}
