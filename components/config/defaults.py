@@ -14,7 +14,7 @@ from typing import Any
 
 from components.config.errors import MISSING
 from components.core.scheduling import DEFAULT_GPU_TAINT
-from components.core.versions import TRITON_IMAGE, VLLM_IMAGE
+from components.core.versions import TENSORFLOW_IMAGE, TRITON_IMAGE, VLLM_IMAGE
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,8 @@ WORKLOADS: MappingProxyType[str, Any] = MappingProxyType(
         # PyTorch's CUDA runtime image, pinned by version; stacks that require digests set their own.
         "image": "pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime",
         "requireImageDigests": False,
+        # The TFJob reference's image (components.core.versions); stacks that require digests set their own.
+        "tensorflowImage": TENSORFLOW_IMAGE,
     }
 )
 

@@ -83,7 +83,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     flavors = {facts.name: facts for facts in pool_facts}
     cpu_pool_facts = tuple(derive_cpu_pool_facts(pool) for pool in cpu_pools)
     teams = read_teams(n["teams"], flavors, cpu_pool_facts, warnings)
-    workloads = read_workloads(n["workloads"])
+    workloads = read_workloads(n["workloads"], n["trainingOperatorV1"].boolean())
     serving = _read_serving(n["serving"], workloads.require_image_digests, gpu_pools, flavors, teams, warnings)
     network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
     max_nodes = system_pool.max_count + sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)

@@ -1,4 +1,4 @@
-"""Workload settings: the image of the reference workloads and how strictly team images must be pinned."""
+"""Workload settings: the images of the reference workloads and how strictly team images must be pinned."""
 
 from __future__ import annotations
 
@@ -16,15 +16,28 @@ class WorkloadSettings:
     image: str
     # Team images must be pinned by digest, not only by tag (prod): a tag can be moved to other content.
     require_image_digests: bool
+    # The TensorFlow image of the TFJob reference (stacks that keep the Training Operator v1).
+    tensorflow_image: str
 
 
-def read_workloads(node: ConfigNode) -> WorkloadSettings:
+def read_workloads(node: ConfigNode, training_operator_v1: bool) -> WorkloadSettings:
+    """The images are held to the stack's pinning rule; the TensorFlow one only where a TFJob reference runs it (the
+    stack keeps the Training Operator v1) or the stack sets it."""
     default = defaults.WORKLOADS
     f = node.fields(default)
     require = f["requireImageDigests"].or_default(default["requireImageDigests"]).boolean()
-    image_node = f["image"].or_default(default["image"])
-    image = image_node.string(describe="a container image reference")
-    problem = image_problem(image, require)
+    image = _image(f["image"].or_default(default["image"]), require)
+    tensorflow_node = f["tensorflowImage"]
+    if training_operator_v1 or tensorflow_node.present:
+        tensorflow_image = _image(tensorflow_node.or_default(default["tensorflowImage"]), require)
+    else:
+        tensorflow_image = default["tensorflowImage"]
+    return WorkloadSettings(image=image, require_image_digests=require, tensorflow_image=tensorflow_image)
+
+
+def _image(node: ConfigNode, require_digest: bool) -> str:
+    image = node.string(describe="a container image reference")
+    problem = image_problem(image, require_digest)
     if problem is not None:
-        raise image_node.fail(problem)
-    return WorkloadSettings(image=image, require_image_digests=require)
+        raise node.fail(problem)
+    return image

@@ -49,7 +49,6 @@ from components.core.training_pods import (
     TRAINER_API_VERSION,
     TRAINER_NODE,
 )
-from components.core.versions import TENSORFLOW_IMAGE
 from components.model.platform import Platform
 from components.model.pods import PodSize, env_entries, nccl_environment, pod_size, topology_request, with_rdma
 from components.model.teams import Team
@@ -324,12 +323,11 @@ def _train_job(platform: Platform, team: Team, facts: GpuPoolFacts) -> Manifest:
     }
 
 
-def tensorflow_image(platform: Platform) -> str | None:
-    """The image of the TensorFlow reference: TensorFlow's GPU image pinned by tag, where the stack accepts tags. A
-    stack that requires digests (`workloads.requireImageDigests`) would refuse it (the admission guardrails, the
-    checker), and its settings name no digest-pinned TensorFlow image (as `serving.images` does for the model
-    servers), so it gets no TensorFlow reference rather than one the cluster refuses."""
-    return None if platform.settings.workloads.require_image_digests else TENSORFLOW_IMAGE
+def tensorflow_image(platform: Platform) -> str:
+    """The image of the TensorFlow reference: `workloads.tensorflowImage`, TensorFlow's GPU image pinned by tag
+    (components.core.versions) unless the stack names its own; a stack that requires digests must (the settings
+    refuse a tag there where the stack keeps the Training Operator v1)."""
+    return platform.settings.workloads.tensorflow_image
 
 
 def tensorflow_pool(team: Team) -> GpuPoolFacts | None:
@@ -408,9 +406,8 @@ def team_workloads(platform: Platform, team: Team) -> dict[str, Manifest]:
     if mig is not None:
         files[MIG_TRIAL_FILE] = _job(platform, team, mig, MIG_TRIAL_NAME)
     tensorflow = tensorflow_pool(team)
-    image = tensorflow_image(platform)
-    if tensorflow is not None and image is not None and v1:
-        files[TFJOB_FILE] = _tf_job(platform, team, tensorflow, image)
+    if tensorflow is not None and v1:
+        files[TFJOB_FILE] = _tf_job(platform, team, tensorflow, tensorflow_image(platform))
     return files
 
 

@@ -116,7 +116,11 @@ MINIMAL_PROD_CONFIG: dict[str, Any] = _merged(
         "systemPool": {"minCount": 2},
         "grafanaEnabled": True,
         # Prod runs images only by digest (workloads.requireImageDigests), the reference workloads' image too.
-        "workloads": {"requireImageDigests": True, "image": f"registry.example/aks-mlops/trainer@sha256:{'0' * 64}"},
+        "workloads": {
+            "requireImageDigests": True,
+            "image": f"registry.example/aks-mlops/trainer@sha256:{'0' * 64}",
+            "tensorflowImage": f"registry.example/mirror/tensorflow@sha256:{'2' * 64}",
+        },
     },
 )
 

@@ -53,7 +53,7 @@ from components.workloads import reference
 from components.workloads.reference import reference_workloads
 from components.workloads.tensorflow import TensorflowRun, tensorflow_program
 from offline.stacks import load_stack_config, stack_settings_raw
-from tests.support.config import dev_raw, gpu_pool, platform_of, prod_raw, quota_raw, team
+from tests.support.config import dev_raw, gpu_pool, load_error, platform_of, prod_raw, quota_raw, team
 
 STACKS = ("dev", "prod")
 SETTINGS: dict[str, Settings] = {stack: load_settings(stack_settings_raw(load_stack_config(stack))) for stack in STACKS}
@@ -171,9 +171,8 @@ def test_each_team_gets_the_workloads_its_quota_allows() -> None:
     ]
     assert files == {
         "dev": {"team-a": common},
-        # Only team-a holds quota on the MIG pool. No TensorFlow reference: prod requires image digests, and its
-        # settings name no TensorFlow image by digest (reference.tensorflow_image).
-        "prod": {"team-a": [*common[:3], "trial-mig.yaml"], "team-b": common[:3]},
+        # Only team-a holds quota on the MIG pool.
+        "prod": {"team-a": [*common[:3], "trial-mig.yaml", "tfjob.yaml"], "team-b": common},
     }
 
 
@@ -204,6 +203,9 @@ EXPECTED = {
     # team-b's nominal 4 A100s make a gang of four single-GPU nodes (without borrowing team-a's).
     ("prod", "team-b", "job-checkpointed.yaml"): ("a100", "nvidia.com/gpu", 1, 1, 18, 165, 41),
     ("prod", "team-b", "pytorchjob-distributed.yaml"): ("a100", "nvidia.com/gpu", 1, 4, 18, 165, 41),
+    # Two workers of one A100 each: three quarters of an NC24ads_A100_v4 node, within half of either team's quota.
+    ("prod", "team-a", "tfjob.yaml"): ("a100", "nvidia.com/gpu", 1, 2, 18, 165, 41),
+    ("prod", "team-b", "tfjob.yaml"): ("a100", "nvidia.com/gpu", 1, 2, 18, 165, 41),
 }
 
 
@@ -416,7 +418,7 @@ def test_training_pods_run_the_entrypoint_from_the_namespaces_config_map(case: C
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_images_are_pinned_as_the_stack_asks(case: Case) -> None:
     settings = case.settings
-    expected = TENSORFLOW_IMAGE if case.manifest["kind"] == "TFJob" else settings.workloads.image
+    expected = settings.workloads.tensorflow_image if case.manifest["kind"] == "TFJob" else settings.workloads.image
     for spec in pod_specs(case.manifest):
         for container in spec["containers"]:
             assert container["image"] == expected
@@ -620,15 +622,27 @@ def test_the_tensorflow_program_trains_with_multi_worker_mirrored_strategy_from_
     assert program.startswith("CHECKPOINT_DIR = '/checkpoints/reference-tfjob'\nSTEPS = 10000\n")
 
 
-def test_a_stack_that_requires_digests_gets_no_tensorflow_reference() -> None:
-    digests = {"requireImageDigests": True, "image": f"registry.example/aks-mlops/trainer@sha256:{'1' * 64}"}
+def test_a_stack_that_requires_digests_runs_the_tensorflow_image_it_names_by_digest() -> None:
+    trainer = f"registry.example/aks-mlops/trainer@sha256:{'1' * 64}"
     pools = {"gpuPools": [gpu_pool(maxCount=2)], "teams": [team(gpuQuota={"t4": 2})], "trainingOperatorV1": True}
+    # The default TensorFlow image is pinned by tag: a stack that requires digests and runs the TFJob must name one.
+    error = load_error(
+        dev_raw(**pools, workloads={"requireImageDigests": True, "image": trainer}), "workloads.tensorflowImage"
+    )
+    assert "digest" in error.problem
+    tensorflow = f"registry.example/mirror/tensorflow/tensorflow@sha256:{'3' * 64}"
+    digests = {"requireImageDigests": True, "image": trainer, "tensorflowImage": tensorflow}
     platform = platform_of(dev_raw(**pools, workloads=digests))
-    assert reference.tensorflow_image(platform) is None
-    assert "tfjob.yaml" not in reference_workloads(platform)["team-a"]
+    assert reference.tensorflow_image(platform) == tensorflow
+    tfjob = reference_workloads(platform)["team-a"]["tfjob.yaml"]
+    (container,) = tfjob["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    assert container["image"] == tensorflow
     tags = platform_of(dev_raw(**pools))
     assert reference.tensorflow_image(tags) == TENSORFLOW_IMAGE
     assert "tfjob.yaml" in reference_workloads(tags)["team-a"]
+    # Without the v1 operator no TFJob runs the image, and its default is not held to the digest rule.
+    no_v1 = {**pools, "trainingOperatorV1": False}
+    assert load_settings(dev_raw(**no_v1, workloads={"requireImageDigests": True, "image": trainer}))
 
 
 def test_the_tensorflow_workers_go_to_the_first_flavor_that_holds_both() -> None:
@@ -665,11 +679,11 @@ def test_a_spot_flavor_that_needs_opting_in_is_reached_through_the_spot_queue() 
     )
     assert platform.spot_opt_in
     workloads = reference_workloads(platform)["team-a"]
-    # No TFJob: prod requires digests (reference.tensorflow_image).
     assert set(workloads) == {
         "job-checkpointed.yaml",
         "pytorchjob-distributed.yaml",
         "trainjob-distributed.yaml",
+        "tfjob.yaml",
     }
     (team_,) = platform.teams
     queues = {q.local_queue for q in team_.queues}
