@@ -23,6 +23,7 @@ from offline.checker.jobs import (
     check_runtime_ref,
     check_workload_priority,
 )
+from offline.checker.limits import check_cpu_memory_limits
 from offline.checker.normalize import Workload
 from offline.checker.pods import (
     check_gpu_resources,
@@ -56,6 +57,7 @@ ROLE_CHECKS = (
     check_gpu_resources,
     check_placement,
     check_pool_for_pod,
+    check_cpu_memory_limits,
     check_gpus_per_node,
     check_priority_class,
     check_grace_period,

@@ -178,6 +178,25 @@ BAD = {
         "(pool t4spot (Standard_NC8as_T4_v3) holds at most 7.82 CPU and 53.7 GiB per node)",
         "lower the pod's CPU and memory requests to fit one node",
     ),
+    # cpu-memory-limits (offline.checker.limits)
+    "cpu-request-without-a-limit": Bad(
+        "prod",
+        changed(cpu_job(PROD), f"{CONTAINER}.resources", {"requests": {"cpu": "4", "memory": "1Gi"}}),
+        "cpu-memory-limits",
+        f"{CONTAINER}.resources.limits",
+        "requests cpu 4 but states no cpu limit: the namespace's LimitRange then gives it the default limit 500m, "
+        "below its request, so the API server refuses the pod (the team's ResourceQuota bounds limits.cpu)",
+        "set limits.cpu: 4, equal to the request",
+    ),
+    "memory-request-without-a-limit": Bad(
+        "dev",
+        changed(cpu_job(DEV), f"{CONTAINER}.resources", {"requests": {"memory": "8Gi"}, "limits": {"cpu": "1"}}),
+        "cpu-memory-limits",
+        f"{CONTAINER}.resources.limits",
+        "requests memory 8Gi but states no memory limit: the namespace's LimitRange then gives it the default "
+        "limit 1Gi",
+        "set limits.memory: 8Gi, equal to the request",
+    ),
     # installed
     "pytorchjob-without-the-v1-operator": Bad(
         "dev-v2-only",
@@ -561,6 +580,7 @@ def test_every_check_has_a_bad_case() -> None:
         "gpu-resource",
         "node-placement",
         "pool-for-pod",
+        "cpu-memory-limits",
         "gpus-per-node",
         "priority-class",
         "termination-grace",
@@ -663,7 +683,10 @@ GOOD = {
         "prod",
         changed(job(PROD), f"{TEMPLATE}.nodeSelector", {"kubernetes.io/os": "linux", "agentpool": "a100"}),
     ),
-    "cpu-only-job": ("dev", changed(job(DEV), f"{CONTAINER}.resources", {"requests": {"cpu": "2"}})),
+    "cpu-only-job": (
+        "dev",
+        changed(job(DEV), f"{CONTAINER}.resources", {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}}),
+    ),
 }
 
 
