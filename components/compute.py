@@ -116,28 +116,49 @@ class GpuNodePoolArgs:
     after: Sequence[pulumi.Resource] = ()
 
 
-class GpuNodePool(PlatformComponent):
+class _UserNodePool(PlatformComponent):
+    """A user pool component: its AgentPool, with the lifecycle every user pool shares."""
+
+    pool_name: pulumi.Output[str]
+    # The AgentPool itself, for the next pool to wait for.
+    agent_pool: aks.AgentPool
+
+    def _create_pool(
+        self,
+        name: str,
+        cluster_name: pulumi.Input[str],
+        azure: AzureContext,
+        pool_args: dict[str, Any],
+        after: Sequence[pulumi.Resource],
+    ) -> None:
+        self.agent_pool = aks.AgentPool(
+            f"{name}-pool",
+            resource_name_=cluster_name,
+            resource_group_name=azure.resource_group_name,
+            **pool_args,
+            opts=self.child(
+                depends_on=after,
+                # The autoscaler owns the node count; never write a stale count back.
+                ignore_changes=["count"],
+                replace_on_changes=IMMUTABLE_POOL_PROPERTIES,
+                delete_before_replace=True,
+            ),
+        )
+        self.pool_name = self.agent_pool.name
+
+
+class GpuNodePool(_UserNodePool):
     """A GPU user pool that scales from `min_count` (0 allowed) to `max_count` and is tainted for GPU work."""
 
     TYPE = "aks-mlops:compute:GpuNodePool"
 
     facts: GpuPoolFacts
-    pool_name: pulumi.Output[str]
-    # The AgentPool itself, for the next pool to wait for.
-    agent_pool: aks.AgentPool
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
         self.facts = args.facts
-        self.agent_pool = _agent_pool(
-            self,
-            name,
-            args.cluster_name,
-            args.azure,
-            agent_pool_args(args.pool, args.facts, args.azure.tags),
-            args.after,
-        )
-        self.pool_name = self.agent_pool.name
+        pool_args = agent_pool_args(args.pool, args.facts, args.azure.tags)
+        self._create_pool(name, args.cluster_name, args.azure, pool_args, args.after)
         self.register_outputs({"poolName": self.pool_name, "capacityAtMax": self.facts.capacity_at_max})
 
 
@@ -152,52 +173,19 @@ class CpuNodePoolArgs:
     after: Sequence[pulumi.Resource] = ()
 
 
-class CpuNodePool(PlatformComponent):
+class CpuNodePool(_UserNodePool):
     """A CPU user pool that scales from `min_count` (0 allowed) to `max_count`, for CPU-only work."""
 
     TYPE = "aks-mlops:compute:CpuNodePool"
 
     facts: CpuPoolFacts
-    pool_name: pulumi.Output[str]
-    agent_pool: aks.AgentPool
 
     def __init__(self, name: str, args: CpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
         self.facts = args.facts
-        self.agent_pool = _agent_pool(
-            self,
-            name,
-            args.cluster_name,
-            args.azure,
-            cpu_agent_pool_args(args.pool, args.facts, args.azure.tags),
-            args.after,
-        )
-        self.pool_name = self.agent_pool.name
+        pool_args = cpu_agent_pool_args(args.pool, args.facts, args.azure.tags)
+        self._create_pool(name, args.cluster_name, args.azure, pool_args, args.after)
         self.register_outputs({"poolName": self.pool_name, "vcpusAtMax": self.facts.vcpus_at_max})
-
-
-def _agent_pool(
-    component: PlatformComponent,
-    name: str,
-    cluster_name: pulumi.Input[str],
-    azure: AzureContext,
-    pool_args: dict[str, Any],
-    after: Sequence[pulumi.Resource],
-) -> aks.AgentPool:
-    """The AgentPool of a user pool component, with the lifecycle every user pool shares."""
-    return aks.AgentPool(
-        f"{name}-pool",
-        resource_name_=cluster_name,
-        resource_group_name=azure.resource_group_name,
-        **pool_args,
-        opts=component.child(
-            depends_on=after,
-            # The autoscaler owns the node count; never write a stale count back.
-            ignore_changes=["count"],
-            replace_on_changes=IMMUTABLE_POOL_PROPERTIES,
-            delete_before_replace=True,
-        ),
-    )
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from its results without any module importing the aggregate `Settings`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from components.config import defaults, validators
 from components.config.errors import ConfigError
@@ -160,18 +161,11 @@ def read_gpu_pools(
 ) -> tuple[GpuPoolSettings, ...]:
     """Every GPU pool; a name may not repeat another pool's nor one of `reserved_names` (name -> owner).
     `provisioning_requests`: Kueue's capacity-aware admission is on (`kueue.provisioningRequests`)."""
-    items = node.items()
-    if not items:
+    if not node.items():
         raise node.fail("is empty; an ML platform needs at least one GPU pool")
-    seen = dict(reserved_names)
-    pools = []
-    for item in items:
-        pool = _gpu_pool(item, cluster_zones, gpu_software, provisioning_requests)
-        if pool.name in seen:
-            raise ConfigError(f"{item.path}.name", pool.name, f"is already used by {seen[pool.name]}")
-        seen[pool.name] = f"{item.path}.name"
-        pools.append(pool)
-    return tuple(pools)
+    return _unique(
+        node, reserved_names, lambda item: _gpu_pool(item, cluster_zones, gpu_software, provisioning_requests)
+    )
 
 
 def _gpu_pool(
@@ -239,16 +233,31 @@ def read_cpu_pools(
 ) -> tuple[CpuPoolSettings, ...]:
     """Every CPU pool; a name may not repeat another pool's nor one of `reserved_names` (name -> owner). An empty
     list is allowed (a platform whose every job uses GPUs) with a warning: CPU-only pods then have nowhere to run."""
-    items = node.items()
-    if not items:
+    if not node.items():
         warnings.append(
             f"{node.path} is empty: CPU-only pods (data preparation, evaluation, CPU model servers) have no node to "
             "run on, since every other pool is tainted; the workload checker refuses them"
         )
+    return _unique(node, reserved_names, lambda item: _cpu_pool(item, cluster_zones))
+
+
+class _NamedPool(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+PoolT = TypeVar("PoolT", bound=_NamedPool)
+
+
+def _unique(
+    node: ConfigNode, reserved_names: Mapping[str, str], read: Callable[[ConfigNode], PoolT]
+) -> tuple[PoolT, ...]:
+    """Every pool of the list read by `read`; a name may not repeat another pool's nor one of `reserved_names` (name
+    -> owner): each pool is an AKS agent pool of that name."""
     seen = dict(reserved_names)
     pools = []
-    for item in items:
-        pool = _cpu_pool(item, cluster_zones)
+    for item in node.items():
+        pool = read(item)
         if pool.name in seen:
             raise ConfigError(f"{item.path}.name", pool.name, f"is already used by {seen[pool.name]}")
         seen[pool.name] = f"{item.path}.name"

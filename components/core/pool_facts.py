@@ -31,17 +31,16 @@ WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
 CPU_WORKLOAD = "cpu"
 
 
-class PoolShape(Protocol):
-    """What facts are derived from: the validated settings of one GPU pool (`config.pools.GpuPoolSettings`).
+class CpuPoolShape(Protocol):
+    """What the facts of any user pool are derived from: the validated settings of one pool
+    (`config.pools.CpuPoolSettings`, and the GPU pools' `config.pools.GpuPoolSettings`).
 
-    Core sits below the settings layer, so it names the fields it reads instead of importing the type."""
+    Core sits below the settings layer, so it names the fields it reads instead of importing the types."""
 
     @property
     def name(self) -> str: ...
     @property
     def vm(self) -> VmSize: ...
-    @property
-    def workload(self) -> str: ...
     @property
     def min_count(self) -> int: ...
     @property
@@ -49,17 +48,24 @@ class PoolShape(Protocol):
     @property
     def spot(self) -> bool: ...
     @property
-    def mig_profile(self) -> str | None: ...
-    @property
     def labels(self) -> Mapping[str, str]: ...
-    @property
-    def taints(self) -> tuple[Taint, ...]: ...
-    @property
-    def topology_aware_scheduling(self) -> bool: ...
     @property
     def zones(self) -> tuple[str, ...]: ...
     @property
     def max_pods(self) -> int: ...
+
+
+class PoolShape(CpuPoolShape, Protocol):
+    """What a GPU pool's facts are derived from besides: its role, MIG profile, taints and topology-aware admission."""
+
+    @property
+    def workload(self) -> str: ...
+    @property
+    def mig_profile(self) -> str | None: ...
+    @property
+    def taints(self) -> tuple[Taint, ...]: ...
+    @property
+    def topology_aware_scheduling(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -202,27 +208,6 @@ def derive_pool_facts(pool: PoolShape, mig_strategy: str, gpu_software: str = "d
         serving=serving,
         allocatable=node_allocatable(pool.vm.vcpus, pool.vm.memory_gib, pool.max_pods),
     )
-
-
-class CpuPoolShape(Protocol):
-    """What CPU pool facts are derived from: the validated settings of one CPU pool (`config.pools.CpuPoolSettings`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def vm(self) -> VmSize: ...
-    @property
-    def min_count(self) -> int: ...
-    @property
-    def max_count(self) -> int: ...
-    @property
-    def spot(self) -> bool: ...
-    @property
-    def labels(self) -> Mapping[str, str]: ...
-    @property
-    def zones(self) -> tuple[str, ...]: ...
-    @property
-    def max_pods(self) -> int: ...
 
 
 @dataclass(frozen=True)

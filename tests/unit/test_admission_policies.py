@@ -33,6 +33,7 @@ from components.workloads.admission import (
     guardrail_policies,
     policy_binding,
 )
+from components.workloads.cpu_jobs import cpu_workloads
 from components.workloads.reference import reference_workloads
 from components.workloads.serving import SERVING_FILE, serving_workloads
 from offline.stacks import load_stack_config
@@ -249,13 +250,13 @@ def test_every_reference_workload_of_the_stack_is_admitted(stack: str) -> None:
     workloads = reference_workloads(platform)
     assert {team.name for team in platform.teams} == set(workloads)
     checked = 0
-    for team, files in workloads.items():
+    for team, files in [*workloads.items(), *cpu_workloads(platform).items()]:
         for file_name, manifest in files.items():
             assert denials(variant, manifest) == {}, f"{team}/{file_name}"
             checked += 1
-    # dev: team-a's Job, PyTorchJob, TrainJob and TFJob; prod: the same but no TFJob (no TensorFlow image by digest)
-    # for both teams, and team-a's MIG trial.
-    assert checked == {"dev": 4, "prod": 7}[stack]
+    # dev: team-a's Job, PyTorchJob, TrainJob and TFJob; prod: the same for both teams, and team-a's MIG trial; and
+    # each team's four CPU references.
+    assert checked == {"dev": 4 + 4, "prod": 9 + 8}[stack]
 
 
 # --- InferenceServices: blob models through the platform's ClusterStorageContainer --------------------------------
