@@ -29,6 +29,7 @@ from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.model.platform import Platform, build_platform
 from offline.checker.normalize import NORMALIZERS, normalize, object_name
+from offline.checker.references import reference_problems
 from offline.checker.routes import ROUTE_KIND, is_route, route_problems
 from offline.checker.rules import problems
 from offline.stacks import (
@@ -176,9 +177,10 @@ def check_documents(documents: Iterable[Document], platform: Platform, report: R
     return report
 
 
-def check_across(documents: Sequence[Document], report: Report) -> Report:
-    """The checks that need every document of the run at once: the canary routes of its InferenceServices, each
-    finding on the document it belongs to."""
+def check_across(documents: Sequence[Document], platform: Platform, report: Report) -> Report:
+    """The checks that need every document of the run at once: the canary routes of its InferenceServices, and the
+    ServiceAccounts and claims its workloads name, each finding on the document it belongs to."""
+    manifests = [document.manifest for document in documents]
     report.findings += [
         Finding(
             documents[found.document].file,
@@ -189,7 +191,7 @@ def check_across(documents: Sequence[Document], report: Report) -> Report:
             found.problem.fix,
             found.problem.check,
         )
-        for found in route_problems([document.manifest for document in documents])
+        for found in [*route_problems(manifests), *reference_problems(manifests, platform)]
     ]
     return report
 
@@ -203,7 +205,7 @@ def check_manifest(manifest: Mapping[str, Any], platform: Platform, file: str = 
 def check_manifests(manifests: Sequence[Mapping[str, Any]], platform: Platform, file: str = "-") -> list[Finding]:
     """The findings of the documents of one file, the checks across documents included."""
     documents = [Document(file, index, manifest) for index, manifest in enumerate(manifests, start=1)]
-    return check_across(documents, check_documents(documents, platform, Report("-"))).findings
+    return check_across(documents, platform, check_documents(documents, platform, Report("-"))).findings
 
 
 def check_paths(stack: str, platform: Platform, paths: Sequence[Path]) -> Report:
@@ -215,7 +217,7 @@ def check_paths(stack: str, platform: Platform, paths: Sequence[Path]) -> Report
         report.findings += unreadable
         check_documents(documents, platform, report)
         every += documents
-    return check_across(every, report)
+    return check_across(every, platform, report)
 
 
 def render_text(report: Report) -> str:

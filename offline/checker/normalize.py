@@ -1,9 +1,10 @@
 """The workload checker's normalizer: every workload kind a team submits, as pod specs and their pod counts.
 
 `normalize(manifest)` turns a Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod or KServe InferenceService
-into one `Workload`: where Kueue reads its queue and priority labels, and one `Role` per pod template with the number
-of pods of that template Kueue admits at once (the gang). The checks (`offline.checker.rules`) read only these, so a new
-kind is one more normalizer, not a change to every check. Field paths are written as the checker reports them:
+(and a team's TrainingRuntime, the pod templates of its TrainJobs) into one `Workload`: where Kueue reads its queue
+and priority labels, and one `Role` per pod template with the number of pods of that template Kueue admits at once
+(the gang). The checks (`offline.checker.rules`) read only these, so a new kind is one more normalizer, not a change
+to every check. Field paths are written as the checker reports them:
 `spec.template.spec.containers[0].resources.limits`, label keys as `metadata.labels['kueue.x-k8s.io/queue-name']`.
 """
 
@@ -16,9 +17,15 @@ from typing import Any
 
 from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from components.core.serving import INFERENCE_SERVICE_API, MODEL_FIELDS, SERVER_CONTAINER, predictor_service_name
+from components.core.training_pods import TRAINER_API_VERSION
 
 PRIORITY_LABEL = PRIORITY_CLASS_LABEL
 INFERENCE_SERVICE_KIND = "InferenceService"
+TRAIN_JOB_KIND = "TrainJob"
+# Kubeflow Trainer's runtimes: the cluster's (the platform installs them) and a team's own, in its namespace.
+CLUSTER_RUNTIME_KIND = "ClusterTrainingRuntime"
+RUNTIME_KIND = "TrainingRuntime"
+TRAINER_GROUP = TRAINER_API_VERSION.split("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,9 @@ class Workload:
     # The object's own spec (podFailurePolicy, runtimeRef, an InferenceService's canaries) and annotations.
     spec: Mapping[str, Any]
     annotations: Mapping[str, Any]
+    # A team's TrainingRuntime: pod templates its TrainJobs run, never admitted by Kueue itself, so only the checks
+    # of what a template states apply (offline.checker.rules.RUNTIME_CHECKS).
+    runtime: bool = False
 
     @property
     def object(self) -> str:
@@ -223,6 +233,22 @@ TRAINER_JOB = "node"
 PLACEMENT_FIELDS = ("nodeSelector", "affinity", "tolerations")
 
 
+# The pod overrides of earlier Trainer releases (v2.0.0 podSpecOverrides, v2.1.0 podTemplateOverrides), which v2.3.0
+# replaced by runtimePatches: no field of its TrainJob (pkg/apis/trainer/v1alpha1/trainjob_types.go at v2.3.0). Read
+# for where they would pin the pods; offline.checker.jobs reports them.
+LEGACY_OVERRIDES = ("podSpecOverrides", "podTemplateOverrides")
+
+
+def trainer_overrides(spec: Mapping[str, Any], field: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """(index, entry) of every entry of a TrainJob's `field` override list that targets the trainer's pods (an entry
+    naming no target job targets all)."""
+    overrides = spec.get(field)
+    for index, override in enumerate(overrides if isinstance(overrides, list) else []):
+        targets = [mapping(target).get("name") for target in mapping(override).get("targetJobs") or []]
+        if not targets or TRAINER_JOB in targets:
+            yield index, mapping(override)
+
+
 def _runtime_patches(patches: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(field path, pod template patch) of every runtime patch of the trainer job's pods, in patch order."""
     for index, patch in enumerate(patches if isinstance(patches, list) else []):
@@ -253,12 +279,8 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
         ("containers[0].resources", "spec.trainer.resourcesPerNode"),
         ("containers[0].image", "spec.trainer.image"),
     ]
-    for field in ("podSpecOverrides", "podTemplateOverrides"):
-        overrides = spec.get(field)
-        for index, override in enumerate(overrides if isinstance(overrides, list) else []):
-            targets = [mapping(target).get("name") for target in mapping(override).get("targetJobs") or []]
-            if targets and TRAINER_JOB not in targets:
-                continue
+    for field in LEGACY_OVERRIDES:
+        for index, override in trainer_overrides(spec, field):
             for key in PLACEMENT_FIELDS:
                 if key in mapping(override) and key not in pod_spec:
                     pod_spec[key] = override[key]
@@ -286,6 +308,25 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
         annotations_path=annotations_path,
     )
     return _workload(manifest, (role,), "spec.trainer.numNodes")
+
+
+def training_runtime(manifest: Mapping[str, Any]) -> Workload:
+    """A team's TrainingRuntime (Kubeflow Trainer v2, namespaced): one role per replicated job of its JobSet
+    template (the initializers, the trainer step). A TrainJob puts its own image, command and resources over the
+    trainer step's container, so what the template leaves out is not missing (`whole_spec` False)."""
+    template = mapping(mapping(manifest.get("spec")).get("template"))
+    replicated = mapping(template.get("spec")).get("replicatedJobs")
+    roles = []
+    for index, item in enumerate(replicated if isinstance(replicated, list) else []):
+        job_spec = mapping(mapping(mapping(item).get("template")).get("spec"))
+        role = _template_role(
+            str(mapping(item).get("name", index)),
+            count(mapping(item).get("replicas"), 1) * job_pods(job_spec),
+            job_spec.get("template"),
+            f"spec.template.spec.replicatedJobs[{index}].template.spec.template",
+        )
+        roles.append(replace(role, whole_spec=False))
+    return replace(_workload(manifest, tuple(roles), None), runtime=True)
 
 
 def deployment(manifest: Mapping[str, Any]) -> Workload:
@@ -467,7 +508,8 @@ NORMALIZERS: dict[tuple[str, str], Callable[[Mapping[str, Any]], Workload]] = {
     ("kubeflow.org/v1", "PyTorchJob"): _replica_specs("pytorchReplicaSpecs"),
     ("kubeflow.org/v1", "TFJob"): _replica_specs("tfReplicaSpecs"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): jobset,
-    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): train_job,
+    (TRAINER_API_VERSION, TRAIN_JOB_KIND): train_job,
+    (TRAINER_API_VERSION, RUNTIME_KIND): training_runtime,
     ("apps/v1", "Deployment"): deployment,
     ("v1", "Pod"): pod,
     (INFERENCE_SERVICE_API, INFERENCE_SERVICE_KIND): inference_service,

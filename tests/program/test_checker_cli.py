@@ -66,7 +66,7 @@ def test_findings_exit_1_naming_file_document_object_path_and_fix(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{bad_file}#2 Job/team-a/train"
     assert lines[1].startswith("  spec.podFailurePolicy: is not set: ") and lines[1].endswith("[pod-failure-policy]")
-    assert lines[2].startswith("    fix: add rules: ")
+    assert lines[2].startswith("    fix: set spec.podFailurePolicy: {rules: ")
     assert lines[-1] == "stack dev: 2 workloads in 1 files checked, 1 finding"
 
 
@@ -159,8 +159,8 @@ def test_help_lists_the_kinds_read(capsys: pytest.CaptureFixture[str]) -> None:
         main(["check", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert (
-        "the kinds read: Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod, InferenceService, HTTPRoute"
-        in help_text
+        "the kinds read: Job, PyTorchJob, TFJob, JobSet, TrainJob, TrainingRuntime, Deployment, Pod, "
+        "InferenceService, HTTPRoute" in help_text
     )
 
 
