@@ -13,10 +13,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from components.core.quantities import quantity_value
+from components.training import cluster_training_runtimes
 from offline.__main__ import main
 from offline.stacks import PROJECT_DIR, load_stack_config
 from tests.support.checker_serving import canary_route, inference_service
@@ -348,3 +351,62 @@ def test_the_team_guides_hand_written_pytorchjob_passes_the_checker(
     path = write(tmp_path / "team-guide.yaml", manifest)
     assert main(["check", "prod", str(path)]) == 0, capsys.readouterr().out
 
+
+def team_guide_example(section: str) -> dict[str, Any]:
+    """The first YAML example of a section of the team guide."""
+    guide = (PROJECT_DIR / "docs" / "team-guide.md").read_text()
+    text = guide[guide.index(f"## {section}\n") :]
+    start = text.index("```yaml\n") + len("```yaml\n")
+    return dict(yaml.safe_load(text[start : text.index("```", start)]))
+
+
+def test_the_team_guides_two_h100_trainjob_passes_and_would_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The team guide's 2 x H100 TrainJob (docs/team-guide.md, "Kubeflow Trainer v2") passes the checker on prod and
+    names what the cluster has: a ClusterTrainingRuntime prod installs, its InfiniBand one; the RDMA resource of the
+    h100 pool; a queue of team-a offering h100; nodes that fit an h100 node, within team-a's nominal GPU, CPU and
+    memory quota. Changed to the TCP runtime, or without the RDMA resource, it fails."""
+    example = team_guide_example("Kubeflow Trainer v2")
+    prod = platform_for(load_stack_config("prod"))
+    installed = [
+        runtime["metadata"]["name"] for runtime in cluster_training_runtimes(prod.training_pods, infiniband=True)
+    ]
+    assert prod.infiniband and example["spec"]["runtimeRef"] == {
+        "name": "torch-distributed-infiniband",
+        "kind": "ClusterTrainingRuntime",
+    }
+    assert example["spec"]["runtimeRef"]["name"] in installed
+    h100 = prod.flavors["h100"]
+    team = prod.team_in(example["metadata"]["namespace"])
+    assert team is not None and h100.infiniband
+    queue = team.queue(example["metadata"]["labels"]["kueue.x-k8s.io/queue-name"])
+    assert queue is not None and queue.offers(h100)
+    nodes, resources = example["spec"]["trainer"]["numNodes"], example["spec"]["trainer"]["resourcesPerNode"]
+    assert resources["requests"] == resources["limits"]
+    per_node = resources["limits"]
+    assert per_node[h100.gpu_resource] == h100.resources_per_node and per_node[h100.rdma_resource] == 1
+    assert quantity_value(per_node["cpu"]) <= h100.vcpus_per_node
+    assert quantity_value(per_node["memory"]) <= h100.memory_gib_per_node * 2**30
+    h100_quota = team.quota(h100)
+    assert h100_quota is not None and nodes * per_node[h100.gpu_resource] <= h100_quota.nominal
+    assert nodes * quantity_value(per_node["cpu"]) <= quantity_value(team.settings.cpu)
+    assert nodes * quantity_value(per_node["memory"]) <= quantity_value(team.settings.memory)
+    runs = {
+        "as-written": example,
+        "tcp-runtime": changed(example, "spec.runtimeRef.name", "torch-distributed"),
+        "no-rdma": changed(
+            changed(example, "spec.trainer.resourcesPerNode.requests['rdma/shared_ib']", DELETE),
+            "spec.trainer.resourcesPerNode.limits['rdma/shared_ib']",
+            DELETE,
+        ),
+    }
+    results = {}
+    for name, manifest in runs.items():
+        path = write(tmp_path / f"{name}.yaml", manifest)
+        capsys.readouterr()
+        results[name] = (main(["check", "prod", str(path), "--json"]), capsys.readouterr().out)
+    assert results["as-written"][0] == 0, results["as-written"][1]
+    for name, check in (("tcp-runtime", "runtime-ref"), ("no-rdma", "rdma")):
+        code, out = results[name]
+        assert code == 1 and [f["check"] for f in json.loads(out)["findings"]] == [check], out
