@@ -46,7 +46,7 @@ API_VERSION = re.compile(r"(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?/)?v[1-9][0-9]*(?:
 KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 # How close a kind must be to a platform kind to be taken as its misspelling (difflib's ratio, on lower case):
 # `TrainJobs`, `InferenceSevice`, `PytorchJob` are; `ClusterTrainingRuntime` (0.81 of TrainingRuntime), `Service`,
-# `ReplicaSet` are not (tests/unit/test_checker_kinds.py holds ordinary kinds that must never match).
+# `ReplicaSet` are not (tests/unit/test_workload_checker_kinds.py holds ordinary kinds that must never match).
 MISSPELT = 0.85
 
 

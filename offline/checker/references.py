@@ -1,8 +1,9 @@
 """The workload checker across documents: the ServiceAccounts and PersistentVolumeClaims a workload's pods name must
 exist in its namespace.
 
-A pod naming a ServiceAccount that does not exist is refused at creation (the API server's ServiceAccount admission:
-"serviceaccount ... not found"), so a Job's controller never starts one; a pod naming a missing claim is created and
+A pod naming a ServiceAccount that does not exist is refused at creation (the API server's ServiceAccount admission
+plugin, plugin/pkg/admission/serviceaccount: "error looking up service account ..."), so a Job's controller never
+starts one; a pod naming a missing claim is created and
 stays Pending ("persistentvolumeclaim ... not found"). What exists in a team namespace is known ahead: what the
 platform creates there (the platform model's `TeamNames`: the team's workload ServiceAccount and its claims, and the
 `default` ServiceAccount every namespace has), plus the ServiceAccount and PersistentVolumeClaim objects among the

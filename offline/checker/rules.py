@@ -6,7 +6,8 @@ autoscaler's grace period, image pinning), yielding `Problem`s: the check's id, 
 to fix it. `problems(workload, platform)` runs them all in the fixed order below: the workload's own checks
 (offline.checker.jobs), each role's pods (offline.checker.pods), then the whole gang and KServe's contracts
 (offline.checker.serving). The queues, the flavors a queue offers and the borrowing headroom are the platform
-model's, the same objects the Kueue objects are built from, so the checker cannot disagree with the cluster.
+model's, the same objects the Kueue objects are built from, so the checker cannot disagree with the cluster. A team's
+TrainingRuntime is no workload: it gets only the checks of what a pod template states (RUNTIME_*).
 """
 
 from __future__ import annotations
