@@ -521,20 +521,28 @@ def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:
     if not gpus and scope.queue.pool is None:
         flat = [f"the CPU flavor {CPU_FLAVOR}"]
     if flat:
-        aware = [queue.local_queue for queue in scope.team.queues if queue.pool is not None]
+        queues = [queue for queue in scope.team.queues if queue.pool is not None]
+        # The queue of the topology-aware pool the pods select, if they select one: there, and only there, they run.
+        selected = [
+            queue
+            for queue in queues
+            if constrains_placement(role.spec) and any(placement_accepts(role.spec, f) for f in queue.flavors)
+        ]
+        aware = listed(queue.local_queue for queue in queues)
+        send = f"send it to the queue of a topology-aware pool ({aware}): set {scope.workload.queue_path}: "
+        if gpus and selected:
+            way = f"{send}{selected[0].local_queue}, or remove {path}"
         # A pod without GPUs would take a topology pool's CPU quota, and land on its GPU nodes: no queue for it.
-        queue = (
-            f", or send it to the queue of a topology-aware pool ({listed(aware)}): set "
-            f"{scope.workload.queue_path}: {aware[0]}"
-            if aware and gpus
-            else ""
-        )
+        elif gpus and queues:
+            way = f"remove {path}, or {send}{queues[0].local_queue}"
+        else:
+            way = f"remove {path}"
         yield Problem(
             "topology",
             path,
             f"asks for topology-aware scheduling, but {listed(flat)} of the '{scope.queue.local_queue}' queue "
             "admits without a topology, so Kueue never admits the pod set there",
-            f"remove {path}{queue}; topology-aware pools are set with gpuPools[].topologyAwareScheduling",
+            f"{way}; topology-aware pools are set with gpuPools[].topologyAwareScheduling",
         )
         return
     if not gpus:
