@@ -56,6 +56,8 @@ ADVICE = {
     "gang-jobset-replicas-times-parallelism": "a smaller gang, or quota from the platform team",
     "gang-trainjob-num-nodes": "a smaller gang, or quota from the platform team",
     "gpus-per-node-every-pool": "more pods of fewer GPUs: no pool of the queue has bigger nodes",
+    "cpu-job-larger-than-any-cpu-node": "how much CPU and memory the pod really needs, or a larger VM size",
+    "gpu-pod-cpu-beyond-its-gpu-node": "how much CPU and memory the pod really needs, or a larger GPU VM size",
 }
 
 
