@@ -1,14 +1,15 @@
 """`python -m offline check <stack> PATH... [--json] [--allow-unknown]`: check team manifests against a stack.
 
 Reads every YAML file given (directories: every `*.yaml`/`*.yml` below them; multi-document files too), turns each
-Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod and KServe InferenceService (and a team's TrainingRuntime)
-into its pod templates and gang (`offline.checker.normalize`), and checks them against the stack's platform model
-(`offline.checker.rules`): team namespace, LocalQueue, GPU resources and quota, placement, priorities, scheduler,
-pinned images, /dev/shm, podFailurePolicy, training runtime, RDMA, checkpoints on spot pools, grace period; for
-InferenceServices also inference pools only, the serving priority and KServe's canary contract. HTTPRoutes are read
-too (they are no workload): across all documents of the run, each InferenceService's canary split must be carried by
-an HTTPRoute on the platform's Gateway (`offline.checker.routes`), and the ServiceAccounts and claims the workloads
-name must exist in their namespace (`offline.checker.references`). Needs no cluster and no cloud credentials.
+Job, CronJob, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod and KServe InferenceService (and a team's
+TrainingRuntime) into its pod templates and gang (`offline.checker.normalize`), and checks them against the stack's
+platform model (`offline.checker.rules`): team namespace, LocalQueue, GPU resources and quota, placement, priorities,
+scheduler, pinned images, /dev/shm, podFailurePolicy, training runtime, RDMA, checkpoints on spot pools, grace
+period; for InferenceServices also inference pools only, the serving priority and KServe's canary contract. HTTPRoutes
+are read too (they are no workload): across all documents of the run, each InferenceService's canary split must be
+carried by an HTTPRoute on the platform's Gateway (`offline.checker.routes`), and the ServiceAccounts and claims the
+workloads name must exist in their namespace (`offline.checker.references`). Needs no cluster and no cloud
+credentials.
 Any other document is reported as not checked; one that is no Kubernetes object, or a platform kind misspelt or
 under a wrong apiVersion (`offline.checker.kinds`), is a finding unless `--allow-unknown` is given.
 Exit status: 0 no finding, 1 findings, 2 the stack's configuration was rejected (or a usage error). A file that is

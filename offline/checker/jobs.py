@@ -19,6 +19,7 @@ from components.model.platform import Platform
 from components.model.teams import Team
 from offline.checker.normalize import (
     CLUSTER_RUNTIME_KIND,
+    CRON_JOB_KIND,
     LEGACY_OVERRIDES,
     PLACEMENT_FIELDS,
     RUNTIME_KIND,
@@ -147,13 +148,22 @@ def _pod_failure_policy(container: str) -> str:
     )
 
 
+# The batch Jobs (a CronJob's runs are Jobs of its job template).
+BATCH_JOBS = (("batch/v1", "Job"), ("batch/v1", CRON_JOB_KIND))
+
+
 def check_pod_failure_policy(scope: Scope) -> Iterator[Problem]:
     """A batch Job states how failures count (podFailurePolicy), in the form the API server accepts: with
     restartPolicy Never and, where set, podReplacementPolicy Failed."""
     workload = scope.workload
-    if (workload.api_version, workload.kind) != ("batch/v1", "Job") or not workload.roles:
+    if (workload.api_version, workload.kind) not in BATCH_JOBS or not workload.roles:
         return
     role = workload.roles[0]
+    # The Job's spec: the object's own, or a CronJob's job template's.
+    policy_path, replacement_path = (
+        f"{workload.spec_path}.podFailurePolicy",
+        f"{workload.spec_path}.podReplacementPolicy",
+    )
     restart = role.spec.get("restartPolicy")
     replacement = workload.spec.get("podReplacementPolicy")
     restart_path = role.at("restartPolicy")
@@ -161,13 +171,13 @@ def check_pod_failure_policy(scope: Scope) -> Iterator[Problem]:
         names = [str(container.get("name")) for _, container, init in containers(role.spec) if not init]
         also = [f"set {restart_path}: {POD_FAILURE_RESTART_POLICY}"] if restart != POD_FAILURE_RESTART_POLICY else []
         if replacement not in (None, POD_FAILURE_REPLACEMENT_POLICY):
-            also.append(f"set spec.podReplacementPolicy: {POD_FAILURE_REPLACEMENT_POLICY}")
+            also.append(f"set {replacement_path}: {POD_FAILURE_REPLACEMENT_POLICY}")
         yield Problem(
             "pod-failure-policy",
-            "spec.podFailurePolicy",
+            policy_path,
             "is not set: a spot eviction or node drain counts against backoffLimit like a crash, and a bug that "
             "fails every time is retried until backoffLimit",
-            f"set spec.podFailurePolicy: {_pod_failure_policy(names[0] if names else '<container>')} (Ignore: "
+            f"set {policy_path}: {_pod_failure_policy(names[0] if names else '<container>')} (Ignore: "
             f"evictions and preemption; FailJob: your code's non-retryable exit codes, {NON_RETRIABLE_EXIT_CODE} "
             "for the platform's trainer)"
             + "".join(f", and {step}" for step in also)
@@ -186,10 +196,10 @@ def check_pod_failure_policy(scope: Scope) -> Iterator[Problem]:
     if replacement not in (None, POD_FAILURE_REPLACEMENT_POLICY):
         yield Problem(
             "pod-failure-policy",
-            "spec.podReplacementPolicy",
+            replacement_path,
             f"is {replacement!r}, but the API server accepts a podFailurePolicy only with podReplacementPolicy "
             f"{POD_FAILURE_REPLACEMENT_POLICY}",
-            f"set spec.podReplacementPolicy: {POD_FAILURE_REPLACEMENT_POLICY} (a replacement starts once the failed "
+            f"set {replacement_path}: {POD_FAILURE_REPLACEMENT_POLICY} (a replacement starts once the failed "
             "pod is gone)",
         )
 

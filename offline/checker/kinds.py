@@ -10,8 +10,8 @@ not read, and whether that fails the run:
 - a kind the platform runs, misspelt or in the wrong case (`kind: job`, `kind: PytorchJob`) or under an apiVersion
   the platform does not serve it as (`batch/v2`, `jobset.x-k8s.io/v1alpha1`): the API server refuses it ("no
   matches for kind"), and the checker cannot check what it would run;
-- anything else with a well-formed apiVersion and kind (a ConfigMap, a Service, a ServingRuntime, a CronJob, which
-  the checker does not read) is only reported as not checked: folders of manifests hold such objects, and failing on
+- anything else with a well-formed apiVersion and kind (a ConfigMap, a Service, a ServingRuntime, a
+  ClusterTrainingRuntime) is only reported as not checked: folders of manifests hold such objects, and failing on
   them would teach teams to check less.
 
 The first two are findings (exit 1) unless the run allows unknown documents (`--allow-unknown`), which reports them as
@@ -32,13 +32,11 @@ from offline.checker.routes import ROUTE_KIND
 from offline.checker.scope import Problem
 
 CHECK = "kind"
-# Kubernetes kinds the platform runs, by the apiVersion it serves them as: every kind the checker reads, its
-# HTTPRoute, and CronJob (batch/v1), which the platform runs (Kueue manages the Jobs it creates) but the checker
-# does not read.
+# Kubernetes kinds the platform runs, by the apiVersion it serves them as: every kind the checker reads, and its
+# HTTPRoute.
 PLATFORM_KINDS: dict[str, str] = {
     **{kind: api_version for api_version, kind in NORMALIZERS},
     ROUTE_KIND: GATEWAY_API,
-    "CronJob": "batch/v1",
 }
 # `[group/]version` as the API server parses an apiVersion (a DNS subdomain group; v1, v1beta2, v2alpha1 ...).
 API_VERSION = re.compile(r"(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?/)?v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?")
@@ -125,9 +123,8 @@ def unread(manifest: Any) -> Unread:
     meant = _platform_kind(kind)
     if meant is None:
         return Unread(describe(manifest), "not a kind the checker reads")
+    # Every platform kind under its own apiVersion is read: this one is misspelt or under another apiVersion.
     served = PLATFORM_KINDS[meant]
-    if (api_version, kind) == (served, meant):
-        return Unread(describe(manifest), f"the checker does not read {kind}s")
     if kind == meant:
         wrong_version = Problem(
             CHECK,

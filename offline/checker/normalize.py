@@ -1,10 +1,10 @@
 """The workload checker's normalizer: every workload kind a team submits, as pod specs and their pod counts.
 
-`normalize(manifest)` turns a Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod or KServe InferenceService
-(and a team's TrainingRuntime, the pod templates of its TrainJobs) into one `Workload`: where Kueue reads its queue
-and priority labels, and one `Role` per pod template with the number of pods of that template Kueue admits at once
-(the gang). The checks (`offline.checker.rules`) read only these, so a new kind is one more normalizer, not a change
-to every check. Field paths are written as the checker reports them:
+`normalize(manifest)` turns a Job, CronJob, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod or KServe
+InferenceService (and a team's TrainingRuntime, the pod templates of its TrainJobs) into one `Workload`: where Kueue
+reads its queue and priority labels, and one `Role` per pod template with the number of pods of that template Kueue
+admits at once (the gang). The checks (`offline.checker.rules`) read only these, so a new kind is one more
+normalizer, not a change to every check. Field paths are written as the checker reports them:
 `spec.template.spec.containers[0].resources.limits`, label keys as `metadata.labels['kueue.x-k8s.io/queue-name']`.
 """
 
@@ -22,6 +22,7 @@ from components.core.training_pods import TRAINER_API_VERSION
 PRIORITY_LABEL = PRIORITY_CLASS_LABEL
 INFERENCE_SERVICE_KIND = "InferenceService"
 TRAIN_JOB_KIND = "TrainJob"
+CRON_JOB_KIND = "CronJob"
 # Kubeflow Trainer's runtimes: the cluster's (the platform installs them) and a team's own, in its namespace.
 CLUSTER_RUNTIME_KIND = "ClusterTrainingRuntime"
 RUNTIME_KIND = "TrainingRuntime"
@@ -82,6 +83,8 @@ class Workload:
     # A team's TrainingRuntime: pod templates its TrainJobs run, never admitted by Kueue itself, so only the checks
     # of what a template states apply (offline.checker.rules.RUNTIME_CHECKS).
     runtime: bool = False
+    # Field path of `spec` in the manifest (a CronJob's: its job template's spec).
+    spec_path: str = "spec"
 
     @property
     def object(self) -> str:
@@ -187,6 +190,27 @@ def batch_job(manifest: Mapping[str, Any]) -> Workload:
     spec = mapping(manifest.get("spec"))
     role = _template_role("pod", job_pods(spec), spec.get("template"), "spec.template")
     return _workload(manifest, (role,), "spec.parallelism")
+
+
+def cron_job(manifest: Mapping[str, Any]) -> Workload:
+    """CronJob: each run is a batch/v1 Job of its job template, which Kueue queues by the labels of the job template
+    (the Jobs get those; the CronJob's own labels reach no Job). The Job's spec is the workload's spec, so the checks
+    of a Job's own fields (podFailurePolicy) read it at `spec.jobTemplate.spec`."""
+    template = mapping(mapping(manifest.get("spec")).get("jobTemplate"))
+    job_spec = mapping(template.get("spec"))
+    base = "spec.jobTemplate"
+    role = _template_role("pod", job_pods(job_spec), job_spec.get("template"), f"{base}.spec.template")
+    workload = _workload(manifest, (role,), f"{base}.spec.parallelism")
+    labels = mapping(mapping(template.get("metadata")).get("labels"))
+    return replace(
+        workload,
+        spec=job_spec,
+        spec_path=f"{base}.spec",
+        queue=_label(labels, QUEUE_NAME_LABEL),
+        queue_path=label_path(f"{base}.metadata.labels", QUEUE_NAME_LABEL),
+        priority=_label(labels, PRIORITY_LABEL),
+        priority_path=label_path(f"{base}.metadata.labels", PRIORITY_LABEL),
+    )
 
 
 def _replica_specs(field: str) -> Callable[[Mapping[str, Any]], Workload]:
@@ -505,6 +529,7 @@ def _pod_labels(
 # (apiVersion, kind) -> normalizer; any other document is not a workload this checker reads.
 NORMALIZERS: dict[tuple[str, str], Callable[[Mapping[str, Any]], Workload]] = {
     ("batch/v1", "Job"): batch_job,
+    ("batch/v1", CRON_JOB_KIND): cron_job,
     ("kubeflow.org/v1", "PyTorchJob"): _replica_specs("pytorchReplicaSpecs"),
     ("kubeflow.org/v1", "TFJob"): _replica_specs("tfReplicaSpecs"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): jobset,

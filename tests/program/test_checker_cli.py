@@ -221,7 +221,7 @@ def test_help_lists_the_kinds_read(capsys: pytest.CaptureFixture[str]) -> None:
         main(["check", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert (
-        "the kinds read: Job, PyTorchJob, TFJob, JobSet, TrainJob, TrainingRuntime, Deployment, Pod, "
+        "the kinds read: Job, CronJob, PyTorchJob, TFJob, JobSet, TrainJob, TrainingRuntime, Deployment, Pod, "
         "InferenceService, HTTPRoute (any other object is reported as not checked)" in help_text
     )
     assert "--allow-unknown report documents that are no Kubernetes object" in help_text

@@ -136,6 +136,29 @@ def job(
     }
 
 
+def cron_job(
+    settings: Settings,
+    *,
+    namespace: str = "team-a",
+    name: str = "",
+    queue: str = LOCAL_QUEUE,
+    parallelism: int = 1,
+    **pod: Any,
+) -> dict[str, Any]:
+    """batch/v1 CronJob whose runs are `job()`'s Job, the Kueue labels on its job template (where its Jobs get them)."""
+    run = job(settings, namespace=namespace, name=name, queue=queue, parallelism=parallelism, **pod)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": name or "cronjob", "namespace": namespace},
+        "spec": {
+            "schedule": "0 2 * * *",
+            "concurrencyPolicy": "Forbid",
+            "jobTemplate": {"metadata": {"labels": job_labels(queue)}, "spec": run["spec"]},
+        },
+    }
+
+
 def pytorch_job(
     settings: Settings,
     *,
@@ -313,6 +336,7 @@ def pod(
 # Every kind, by name, for tables over all of them.
 BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
     "Job": job,
+    "CronJob": cron_job,
     "PyTorchJob": pytorch_job,
     "TFJob": tf_job,
     "JobSet": jobset,

@@ -43,6 +43,7 @@ from tests.support.manifests import (
     DELETE,
     changed,
     cpu_job,
+    cron_job,
     deployment,
     job,
     jobset,
@@ -714,6 +715,37 @@ BAD = {
         f"{RUNTIME_TRAINER}.schedulerName",
         "names scheduler 'volcano'",
     ),
+    # a CronJob: its runs are Jobs of its job template, queued by the template's labels
+    "cronjob-queue-on-its-job-template": Bad(
+        "dev",
+        changed(cron_job(DEV), f"spec.jobTemplate.{QUEUE}", "fast"),
+        "queue",
+        f"spec.jobTemplate.{QUEUE}",
+        "names LocalQueue 'fast', which does not exist in namespace team-a",
+    ),
+    "cronjob-without-pod-failure-policy": Bad(
+        "prod",
+        changed(cron_job(PROD), "spec.jobTemplate.spec.podFailurePolicy", DELETE),
+        "pod-failure-policy",
+        "spec.jobTemplate.spec.podFailurePolicy",
+        "is not set",
+        "set spec.jobTemplate.spec.podFailurePolicy: {rules: [",
+    ),
+    "cronjob-restart-on-failure-with-pod-failure-policy": Bad(
+        "dev",
+        changed(cron_job(DEV), "spec.jobTemplate.spec.template.spec.restartPolicy", "OnFailure"),
+        "pod-failure-policy",
+        "spec.jobTemplate.spec.template.spec.restartPolicy",
+        "is 'OnFailure', but the API server accepts a podFailurePolicy only with restartPolicy Never",
+        "set spec.jobTemplate.spec.template.spec.restartPolicy: Never",
+    ),
+    "cronjob-image-unpinned": Bad(
+        "prod",
+        changed(cron_job(PROD), "spec.jobTemplate.spec.template.spec.containers[0].image", "acr.io/etl:2"),
+        "image-pinned",
+        "spec.jobTemplate.spec.template.spec.containers[0].image",
+        "is not pinned by digest",
+    ),
     "namespace-of-a-training-runtime": Bad(
         "dev",
         training_runtime(DEV, namespace="ml"),
@@ -882,6 +914,15 @@ GOOD = {
         "prod",
         changed(train_job(PROD), "spec.runtimeRef", {"name": "team-torch", "kind": "TrainingRuntime"}),
     ),
+    # The CronJob's own labels reach no Job: without labels on the template, Kueue defaults its Jobs to `default`.
+    "cronjob-labels-on-the-cronjob-only": (
+        "dev",
+        changed(
+            changed(cron_job(DEV), "spec.jobTemplate.metadata", DELETE),
+            "metadata.labels",
+            {"kueue.x-k8s.io/queue-name": "fast"},
+        ),
+    ),
     "training-runtime-dev": ("dev", training_runtime(DEV)),
     "training-runtime-prod": ("prod", training_runtime(PROD)),
     "job-restart-policy-never-and-replacement-failed": (
@@ -1049,6 +1090,7 @@ PODS = {
     "pytorchjob-master-and-workers": (pytorch_job(DEV, workers=3), [1, 3]),
     "tfjob-workers": (tf_job(DEV, workers=2), [2]),
     "jobset-replicas-times-parallelism": (jobset(DEV, replicas=2, parallelism=3), [6]),
+    "cronjob-runs-a-job-of-its-parallelism": (cron_job(DEV, parallelism=3, gpus=0), [3]),
     "trainjob-num-nodes": (train_job(DEV, nodes=3), [3]),
     "deployment-admits-pod-by-pod": (deployment(DEV, replicas=5), [1]),
     "pod": (pod(DEV), [1]),
@@ -1066,6 +1108,7 @@ def test_normalizer_reads_the_pod_template_of_each_kind() -> None:
     paths = {kind: [role.spec_path for role in normalize(build(DEV)).roles] for kind, build in BUILDERS.items()}
     assert paths == {
         "Job": ["spec.template.spec"],
+        "CronJob": ["spec.jobTemplate.spec.template.spec"],
         "PyTorchJob": [
             "spec.pytorchReplicaSpecs.Master.template.spec",
             "spec.pytorchReplicaSpecs.Worker.template.spec",

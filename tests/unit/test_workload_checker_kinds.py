@@ -12,7 +12,7 @@ import pytest
 
 from offline.checker.cli import Document, NotChecked, Report, check_documents
 from offline.checker.kinds import CHECK, PLATFORM_KINDS
-from tests.support.manifests import changed, job, train_job, training_runtime
+from tests.support.manifests import changed, cron_job, job, train_job, training_runtime
 from tests.unit.test_workload_checker import DEV, PLATFORMS
 
 
@@ -208,16 +208,12 @@ def test_an_ordinary_other_object_is_only_reported_as_not_checked(api_version: s
     ]
 
 
-def test_a_cronjob_is_a_kind_the_platform_runs_that_the_checker_does_not_read() -> None:
-    cronjob = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "team-a"}}
-    report = run(cronjob)
-    assert report.findings == []
-    assert report.not_checked == [
-        NotChecked("case.yaml", 1, "batch/v1 CronJob/team-a/nightly", "the checker does not read CronJobs")
-    ]
+def test_a_cronjob_is_read_as_the_jobs_it_runs() -> None:
+    report = run(cron_job(DEV, name="nightly"))
+    assert (report.checked, report.not_checked, report.findings) == (["case.yaml#1: CronJob/team-a/nightly"], [], [])
 
 
-def test_the_platform_kinds_are_those_the_checker_reads_its_route_and_cronjob() -> None:
+def test_the_platform_kinds_are_those_the_checker_reads_and_its_route() -> None:
     assert PLATFORM_KINDS == {
         "Job": "batch/v1",
         "CronJob": "batch/v1",
