@@ -1,7 +1,8 @@
 """`python -m offline`: the offline plan of a stack, or the workload checker; no cloud credentials needed.
 
 * `python -m offline <stack> [--out DIR] [--policy-config FILE] [--quiet]`: the plan (offline.plan.cli).
-* `python -m offline check <stack> PATH... [--json]`: team workload manifests against a stack (offline.checker.cli).
+* `python -m offline check <stack> PATH... [--json] [--allow-unknown]`: team workload manifests against a stack
+  (offline.checker.cli).
 
 `check` is a subcommand word, so no stack may be named `check`. The checker is imported only for `check`, and it
 imports no Pulumi SDK: a team's CI that only checks manifests starts fast.

@@ -1,13 +1,17 @@
-"""`python -m offline check <stack> PATH... [--json]`: check a team's workload manifests against a stack.
+"""`python -m offline check <stack> PATH... [--json] [--allow-unknown]`: check team manifests against a stack.
 
 Reads every YAML file given (directories: every `*.yaml`/`*.yml` below them; multi-document files too), turns each
-Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod and KServe InferenceService into its pod templates and gang
-(`offline.checker.normalize`), and checks them against the stack's platform model (`offline.checker.rules`):
-team namespace, LocalQueue, GPU resources and quota, placement, priorities, pinned images, /dev/shm,
-podFailurePolicy, checkpoints on spot pools, grace period; for InferenceServices also inference pools only, the
-serving priority and KServe's canary contract. HTTPRoutes are read too (they are no workload): across all documents
-of the run, each InferenceService's canary split must be carried by an HTTPRoute on the platform's Gateway
-(`offline.checker.routes`). Needs no cluster and no cloud credentials.
+Job, CronJob, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod and KServe InferenceService (and a team's
+TrainingRuntime) into its pod templates and gang (`offline.checker.normalize`), and checks them against the stack's
+platform model (`offline.checker.rules`): team namespace, LocalQueue, GPU resources and quota, placement, priorities,
+scheduler, pinned images, /dev/shm, podFailurePolicy, training runtime, RDMA, checkpoints on spot pools, grace
+period; for InferenceServices also inference pools only, the serving priority and KServe's canary contract. HTTPRoutes
+are read too (they are no workload): across all documents of the run, each InferenceService's canary split must be
+carried by an HTTPRoute on the platform's Gateway (`offline.checker.routes`), and the ServiceAccounts and claims the
+workloads name must exist in their namespace (`offline.checker.references`). Needs no cluster and no cloud
+credentials.
+Any other document is reported as not checked; one that is no Kubernetes object, or a platform kind misspelt or
+under a wrong apiVersion (`offline.checker.kinds`), is a finding unless `--allow-unknown` is given.
 Exit status: 0 no finding, 1 findings, 2 the stack's configuration was rejected (or a usage error). A file that is
 not YAML (invalid, binary, nested too deeply, unreadable) is a finding on that file; a path that is neither a regular
 file nor a folder (a FIFO, a device) is skipped, and the output says so.
@@ -28,7 +32,10 @@ import yaml
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.model.platform import Platform, build_platform
+from offline.checker.kinds import CHECK as KIND_CHECK
+from offline.checker.kinds import document_object, unread
 from offline.checker.normalize import NORMALIZERS, normalize, object_name
+from offline.checker.references import reference_problems
 from offline.checker.routes import ROUTE_KIND, is_route, route_problems
 from offline.checker.rules import problems
 from offline.stacks import (
@@ -69,6 +76,22 @@ class Document:
     manifest: Any
 
 
+@dataclass(frozen=True)
+class NotChecked:
+    """A document the checker did not check, and why."""
+
+    file: str
+    document: int
+    object: str
+    reason: str
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.file}#{self.document}: {self.object} ({self.reason})"
+
+
 @dataclass
 class Report:
     """The outcome of one check run."""
@@ -76,9 +99,13 @@ class Report:
     stack: str
     files: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
-    # HTTPRoutes read for the canary routes (no workloads, not skipped either).
+    # HTTPRoutes read for the canary routes (no workloads, not unchecked either).
     routes: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    # Documents not checked: other kinds, and (with `allow_unknown`) documents that are no platform object.
+    not_checked: list[NotChecked] = field(default_factory=list)
+    # Whether documents that are no Kubernetes object, or a platform kind misspelt or under a wrong apiVersion, are
+    # only noted as not checked (`--allow-unknown`) instead of failing the run.
+    allow_unknown: bool = False
     # Paths that are neither a regular file nor a folder (a FIFO would block the run forever), each with what it is.
     skipped_paths: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -149,24 +176,32 @@ def read_documents(path: Path) -> tuple[list[Document], list[Finding]]:
     return documents, []
 
 
-def describe(manifest: Any) -> str:
-    if not isinstance(manifest, Mapping):
-        return f"a {type(manifest).__name__}, not an object"
-    metadata = manifest.get("metadata")
-    meta = metadata if isinstance(metadata, Mapping) else {}
-    return f"{manifest.get('apiVersion')} {manifest.get('kind')}/{meta.get('name')}"
-
-
 def check_documents(documents: Iterable[Document], platform: Platform, report: Report) -> Report:
-    """Each document on its own: a workload's findings, an HTTPRoute noted for `check_across`, anything else
-    skipped."""
+    """Each document on its own: a workload's findings, an HTTPRoute noted for `check_across`, anything else not
+    checked, and a finding where it is no Kubernetes object or a platform kind misspelt (offline.checker.kinds)."""
     for document in documents:
-        if isinstance(document.manifest, Mapping) and is_route(document.manifest):
-            report.routes.append(f"{document.file}#{document.index}: {object_name(document.manifest)}")
+        manifest = document.manifest
+        if isinstance(manifest, Mapping) and is_route(manifest):
+            report.routes.append(f"{document.file}#{document.index}: {object_name(manifest)}")
             continue
-        workload = normalize(document.manifest) if isinstance(document.manifest, Mapping) else None
+        workload = normalize(manifest) if isinstance(manifest, Mapping) else None
         if workload is None:
-            report.skipped.append(f"{document.file}#{document.index}: {describe(document.manifest)}")
+            skipped = unread(manifest)
+            if skipped.problem is None or report.allow_unknown:
+                report.not_checked.append(NotChecked(document.file, document.index, skipped.what, skipped.reason))
+            else:
+                found = skipped.problem
+                report.findings.append(
+                    Finding(
+                        document.file,
+                        document.index,
+                        document_object(manifest),
+                        found.path,
+                        found.problem,
+                        found.fix,
+                        found.check,
+                    )
+                )
             continue
         report.checked.append(f"{document.file}#{document.index}: {workload.object}")
         report.findings += [
@@ -176,9 +211,10 @@ def check_documents(documents: Iterable[Document], platform: Platform, report: R
     return report
 
 
-def check_across(documents: Sequence[Document], report: Report) -> Report:
-    """The checks that need every document of the run at once: the canary routes of its InferenceServices, each
-    finding on the document it belongs to."""
+def check_across(documents: Sequence[Document], platform: Platform, report: Report) -> Report:
+    """The checks that need every document of the run at once: the canary routes of its InferenceServices, and the
+    ServiceAccounts and claims its workloads name, each finding on the document it belongs to."""
+    manifests = [document.manifest for document in documents]
     report.findings += [
         Finding(
             documents[found.document].file,
@@ -189,7 +225,7 @@ def check_across(documents: Sequence[Document], report: Report) -> Report:
             found.problem.fix,
             found.problem.check,
         )
-        for found in route_problems([document.manifest for document in documents])
+        for found in [*route_problems(manifests), *reference_problems(manifests, platform)]
     ]
     return report
 
@@ -203,11 +239,11 @@ def check_manifest(manifest: Mapping[str, Any], platform: Platform, file: str = 
 def check_manifests(manifests: Sequence[Mapping[str, Any]], platform: Platform, file: str = "-") -> list[Finding]:
     """The findings of the documents of one file, the checks across documents included."""
     documents = [Document(file, index, manifest) for index, manifest in enumerate(manifests, start=1)]
-    return check_across(documents, check_documents(documents, platform, Report("-"))).findings
+    return check_across(documents, platform, check_documents(documents, platform, Report("-"))).findings
 
 
-def check_paths(stack: str, platform: Platform, paths: Sequence[Path]) -> Report:
-    report = Report(stack)
+def check_paths(stack: str, platform: Platform, paths: Sequence[Path], *, allow_unknown: bool = False) -> Report:
+    report = Report(stack, allow_unknown=allow_unknown)
     every: list[Document] = []
     for path in yaml_files(paths, report.skipped_paths):
         report.files.append(str(path))
@@ -215,7 +251,7 @@ def check_paths(stack: str, platform: Platform, paths: Sequence[Path]) -> Report
         report.findings += unreadable
         check_documents(documents, platform, report)
         every += documents
-    return check_across(every, report)
+    return check_across(every, platform, report)
 
 
 def render_text(report: Report) -> str:
@@ -223,20 +259,24 @@ def render_text(report: Report) -> str:
     by_object: dict[tuple[str, int, str], list[Finding]] = {}
     for finding in report.findings:
         by_object.setdefault((finding.file, finding.document, finding.object), []).append(finding)
-    for (file, document, obj), findings in by_object.items():
-        lines.append(f"{file}#{document} {obj}")
+    for (file, index, obj), findings in by_object.items():
+        lines.append(f"{file}#{index} {obj}")
         for finding in findings:
-            lines.append(f"  {finding.path or '(file)'}: {finding.problem} [{finding.check}]")
+            where = finding.path or ("(document)" if finding.check == KIND_CHECK else "(file)")
+            lines.append(f"  {where}: {finding.problem} [{finding.check}]")
             lines.append(f"    fix: {finding.fix}")
-    for skipped in report.skipped:
-        lines.append(f"skipped (not a workload kind the checker reads): {skipped}")
+    for document in report.not_checked:
+        lines.append(f"not checked: {document}")
     for skipped in report.skipped_paths:
         lines.append(f"skipped (not a regular file or folder): {skipped}")
     count = len(report.findings)
     verdict = "no findings" if count == 0 else f"{count} finding{'s' if count != 1 else ''}"
     routes = f" and {len(report.routes)} HTTPRoutes" if report.routes else ""
+    unchecked = len(report.not_checked)
+    not_checked = f", {unchecked} document{'s' if unchecked != 1 else ''} not checked" if unchecked else ""
     lines.append(
-        f"stack {report.stack}: {len(report.checked)} workloads{routes} in {len(report.files)} files checked, {verdict}"
+        f"stack {report.stack}: {len(report.checked)} workloads{routes} in {len(report.files)} files checked"
+        f"{not_checked}, {verdict}"
     )
     return "\n".join(lines)
 
@@ -248,7 +288,7 @@ def render_json(report: Report) -> str:
             "files": report.files,
             "checked": report.checked,
             "routes": report.routes,
-            "skipped": report.skipped,
+            "notChecked": [document.as_json() for document in report.not_checked],
             "skippedPaths": report.skipped_paths,
             "findings": [finding.as_json() for finding in report.findings],
         },
@@ -265,9 +305,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         nargs="+",
         type=Path,
         metavar="PATH",
-        help=f"YAML file or directory of YAML files; the kinds read: {kinds} (anything else is skipped)",
+        help=f"YAML file or directory of YAML files; the kinds read: {kinds} (any other object is reported as not "
+        "checked)",
     )
     parser.add_argument("--json", action="store_true", help="print the findings as JSON (for CI)")
+    parser.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="report documents that are no Kubernetes object, or a platform kind misspelt or under a wrong "
+        "apiVersion, as not checked instead of failing (for folders that hold other YAML too)",
+    )
     parser.add_argument(
         "--project-dir", type=Path, default=PROJECT_DIR, help="folder of Pulumi.yaml (default: this project)"
     )
@@ -292,6 +339,6 @@ def main(argv: Sequence[str]) -> int:
         else:
             print(f"configuration rejected, nothing checked:\n  {error}")
         return 2
-    report = check_paths(args.stack, platform, args.paths)
+    report = check_paths(args.stack, platform, args.paths, allow_unknown=args.allow_unknown)
     print(render_json(report) if args.json else render_text(report))
     return 1 if report.findings else 0

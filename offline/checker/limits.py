@@ -46,5 +46,5 @@ def check_cpu_memory_limits(scope: Scope, role: Role) -> Iterator[Problem]:
                 f"requests {resource} {request} but states no {resource} limit: the namespace's LimitRange then gives "
                 f"it the default limit {default}, below its request, so the API server refuses the pod (the team's "
                 f"ResourceQuota bounds limits.{resource})",
-                f"set limits.{resource}: {request}, equal to the request",
+                f"set {role.at(f'{path}.resources.limits.{resource}')}: {request}, equal to the request",
             )

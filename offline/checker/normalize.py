@@ -1,9 +1,10 @@
 """The workload checker's normalizer: every workload kind a team submits, as pod specs and their pod counts.
 
-`normalize(manifest)` turns a Job, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod or KServe InferenceService
-into one `Workload`: where Kueue reads its queue and priority labels, and one `Role` per pod template with the number
-of pods of that template Kueue admits at once (the gang). The checks (`offline.checker.rules`) read only these, so a new
-kind is one more normalizer, not a change to every check. Field paths are written as the checker reports them:
+`normalize(manifest)` turns a Job, CronJob, PyTorchJob, TFJob, JobSet, TrainJob, Deployment, Pod or KServe
+InferenceService (and a team's TrainingRuntime, the pod templates of its TrainJobs) into one `Workload`: where Kueue
+reads its queue and priority labels, and one `Role` per pod template with the number of pods of that template Kueue
+admits at once (the gang). The checks (`offline.checker.rules`) read only these, so a new kind is one more
+normalizer, not a change to every check. Field paths are written as the checker reports them:
 `spec.template.spec.containers[0].resources.limits`, label keys as `metadata.labels['kueue.x-k8s.io/queue-name']`.
 """
 
@@ -16,9 +17,16 @@ from typing import Any
 
 from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from components.core.serving import INFERENCE_SERVICE_API, MODEL_FIELDS, SERVER_CONTAINER, predictor_service_name
+from components.core.training_pods import TRAINER_API_VERSION
 
 PRIORITY_LABEL = PRIORITY_CLASS_LABEL
 INFERENCE_SERVICE_KIND = "InferenceService"
+TRAIN_JOB_KIND = "TrainJob"
+CRON_JOB_KIND = "CronJob"
+# Kubeflow Trainer's runtimes: the cluster's (the platform installs them) and a team's own, in its namespace.
+CLUSTER_RUNTIME_KIND = "ClusterTrainingRuntime"
+RUNTIME_KIND = "TrainingRuntime"
+TRAINER_GROUP = TRAINER_API_VERSION.split("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,11 @@ class Workload:
     # The object's own spec (podFailurePolicy, runtimeRef, an InferenceService's canaries) and annotations.
     spec: Mapping[str, Any]
     annotations: Mapping[str, Any]
+    # A team's TrainingRuntime: pod templates its TrainJobs run, never admitted by Kueue itself, so only the checks
+    # of what a template states apply (offline.checker.rules.RUNTIME_CHECKS).
+    runtime: bool = False
+    # Field path of `spec` in the manifest (a CronJob's: its job template's spec).
+    spec_path: str = "spec"
 
     @property
     def object(self) -> str:
@@ -179,6 +192,27 @@ def batch_job(manifest: Mapping[str, Any]) -> Workload:
     return _workload(manifest, (role,), "spec.parallelism")
 
 
+def cron_job(manifest: Mapping[str, Any]) -> Workload:
+    """CronJob: each run is a batch/v1 Job of its job template, which Kueue queues by the labels of the job template
+    (the Jobs get those; the CronJob's own labels reach no Job). The Job's spec is the workload's spec, so the checks
+    of a Job's own fields (podFailurePolicy) read it at `spec.jobTemplate.spec`."""
+    template = mapping(mapping(manifest.get("spec")).get("jobTemplate"))
+    job_spec = mapping(template.get("spec"))
+    base = "spec.jobTemplate"
+    role = _template_role("pod", job_pods(job_spec), job_spec.get("template"), f"{base}.spec.template")
+    workload = _workload(manifest, (role,), f"{base}.spec.parallelism")
+    labels = mapping(mapping(template.get("metadata")).get("labels"))
+    return replace(
+        workload,
+        spec=job_spec,
+        spec_path=f"{base}.spec",
+        queue=_label(labels, QUEUE_NAME_LABEL),
+        queue_path=label_path(f"{base}.metadata.labels", QUEUE_NAME_LABEL),
+        priority=_label(labels, PRIORITY_LABEL),
+        priority_path=label_path(f"{base}.metadata.labels", PRIORITY_LABEL),
+    )
+
+
 def _replica_specs(field: str) -> Callable[[Mapping[str, Any]], Workload]:
     """Kubeflow v1 jobs: one role per replica type (Master, Worker, Chief, PS ...), `replicas` pods each."""
 
@@ -223,6 +257,22 @@ TRAINER_JOB = "node"
 PLACEMENT_FIELDS = ("nodeSelector", "affinity", "tolerations")
 
 
+# The pod overrides of earlier Trainer releases (v2.0.0 podSpecOverrides, v2.1.0 podTemplateOverrides), which v2.3.0
+# replaced by runtimePatches: no field of its TrainJob (pkg/apis/trainer/v1alpha1/trainjob_types.go at v2.3.0). Read
+# for where they would pin the pods; offline.checker.jobs reports them.
+LEGACY_OVERRIDES = ("podSpecOverrides", "podTemplateOverrides")
+
+
+def trainer_overrides(spec: Mapping[str, Any], field: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """(index, entry) of every entry of a TrainJob's `field` override list that targets the trainer's pods (an entry
+    naming no target job targets all)."""
+    overrides = spec.get(field)
+    for index, override in enumerate(overrides if isinstance(overrides, list) else []):
+        targets = [mapping(target).get("name") for target in mapping(override).get("targetJobs") or []]
+        if not targets or TRAINER_JOB in targets:
+            yield index, mapping(override)
+
+
 def _runtime_patches(patches: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(field path, pod template patch) of every runtime patch of the trainer job's pods, in patch order."""
     for index, patch in enumerate(patches if isinstance(patches, list) else []):
@@ -253,12 +303,8 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
         ("containers[0].resources", "spec.trainer.resourcesPerNode"),
         ("containers[0].image", "spec.trainer.image"),
     ]
-    for field in ("podSpecOverrides", "podTemplateOverrides"):
-        overrides = spec.get(field)
-        for index, override in enumerate(overrides if isinstance(overrides, list) else []):
-            targets = [mapping(target).get("name") for target in mapping(override).get("targetJobs") or []]
-            if targets and TRAINER_JOB not in targets:
-                continue
+    for field in LEGACY_OVERRIDES:
+        for index, override in trainer_overrides(spec, field):
             for key in PLACEMENT_FIELDS:
                 if key in mapping(override) and key not in pod_spec:
                     pod_spec[key] = override[key]
@@ -286,6 +332,25 @@ def train_job(manifest: Mapping[str, Any]) -> Workload:
         annotations_path=annotations_path,
     )
     return _workload(manifest, (role,), "spec.trainer.numNodes")
+
+
+def training_runtime(manifest: Mapping[str, Any]) -> Workload:
+    """A team's TrainingRuntime (Kubeflow Trainer v2, namespaced): one role per replicated job of its JobSet
+    template (the initializers, the trainer step). A TrainJob puts its own image, command and resources over the
+    trainer step's container, so what the template leaves out is not missing (`whole_spec` False)."""
+    template = mapping(mapping(manifest.get("spec")).get("template"))
+    replicated = mapping(template.get("spec")).get("replicatedJobs")
+    roles = []
+    for index, item in enumerate(replicated if isinstance(replicated, list) else []):
+        job_spec = mapping(mapping(mapping(item).get("template")).get("spec"))
+        role = _template_role(
+            str(mapping(item).get("name", index)),
+            count(mapping(item).get("replicas"), 1) * job_pods(job_spec),
+            job_spec.get("template"),
+            f"spec.template.spec.replicatedJobs[{index}].template.spec.template",
+        )
+        roles.append(replace(role, whole_spec=False))
+    return replace(_workload(manifest, tuple(roles), None), runtime=True)
 
 
 def deployment(manifest: Mapping[str, Any]) -> Workload:
@@ -464,10 +529,12 @@ def _pod_labels(
 # (apiVersion, kind) -> normalizer; any other document is not a workload this checker reads.
 NORMALIZERS: dict[tuple[str, str], Callable[[Mapping[str, Any]], Workload]] = {
     ("batch/v1", "Job"): batch_job,
+    ("batch/v1", CRON_JOB_KIND): cron_job,
     ("kubeflow.org/v1", "PyTorchJob"): _replica_specs("pytorchReplicaSpecs"),
     ("kubeflow.org/v1", "TFJob"): _replica_specs("tfReplicaSpecs"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): jobset,
-    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): train_job,
+    (TRAINER_API_VERSION, TRAIN_JOB_KIND): train_job,
+    (TRAINER_API_VERSION, RUNTIME_KIND): training_runtime,
     ("apps/v1", "Deployment"): deployment,
     ("v1", "Pod"): pod,
     (INFERENCE_SERVICE_API, INFERENCE_SERVICE_KIND): inference_service,

@@ -6,9 +6,12 @@ helpers the findings share.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import InvalidOperation
 from typing import Any
+
+import yaml
 
 from components.core.labels import (
     AGENTPOOL_LABEL,
@@ -20,6 +23,8 @@ from components.core.pool_facts import GpuPoolFacts, UserPoolFacts
 from components.core.quantities import quantity_value
 from offline.checker.normalize import (
     INFERENCE_SERVICE_KIND,
+    TRAIN_JOB_KIND,
+    TRAINER_JOB,
     Role,
     Workload,
     containers,
@@ -187,6 +192,25 @@ def pools_text(pools: Sequence[GpuPoolFacts]) -> str:
         f"{facts.name} {{{', '.join(f'{k}={v}' for k, v in sorted({**facts.node_labels, **facts.selector}.items()))}}}"
         for facts in pools
     )
+
+
+def flow_yaml(value: Any) -> str:
+    """A value in YAML flow style on one line, as a fix quotes it: `{agentpool: h100}`."""
+    return str(yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=sys.maxsize)).strip()
+
+
+def pin_fix(workload: Workload, role: Role, facts: GpuPoolFacts) -> str:
+    """How to pin a role's pods to a pool, at the field where the pin goes: the pod spec's nodeSelector, or, for a
+    TrainJob whose trainer pods are not pinned yet, a runtime patch of the trainer job's pods (a TrainJob has no pod
+    spec of its own; Trainer v2.3's runtimePatches carry it, docs/team-guide.md, "Kubeflow Trainer v2")."""
+    selector = flow_yaml(dict(facts.selector))
+    if workload.kind == TRAIN_JOB_KIND and "nodeSelector" not in role.spec:
+        pod = f"{{spec: {{template: {{spec: {{nodeSelector: {selector}}}}}}}}}"
+        jobs = f"{{spec: {{replicatedJobs: [{{name: {TRAINER_JOB}, template: {pod}}}]}}}}"
+        manager = f"{workload.namespace or '<namespace>'}/placement"
+        patch = f"{{manager: {manager}, trainingRuntimeSpec: {{template: {jobs}}}}}"
+        return f"add to spec.runtimePatches: {patch}"
+    return f"set {role.at('nodeSelector')}: {selector}"
 
 
 def resources_path(role: Role, container_path: str, container: Mapping[str, Any], resource: str) -> str:

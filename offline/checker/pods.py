@@ -9,25 +9,29 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.core.fabric import RDMA_RESOURCE_PREFIX
+from components.core.fabric import NCCL_INFINIBAND_ENVIRONMENT, RDMA_RESOURCE_PREFIX
 from components.core.images import image_problem
 from components.core.labels import (
-    QUEUE_NAME_LABEL,
     TOPOLOGY_PREFERRED_ANNOTATION,
     TOPOLOGY_REQUIRED_ANNOTATION,
     TOPOLOGY_UNCONSTRAINED_ANNOTATION,
 )
 from components.core.naming import CHECKPOINTS_CLAIM, CHECKPOINTS_CLASS, CPU_FLAVOR
+from components.core.training_pods import CHECKPOINTS_MOUNT, SHM_MOUNT, SHM_VOLUME, TORCH_DISTRIBUTED_INFINIBAND_RUNTIME
 from offline.checker.normalize import (
+    TRAIN_JOB_KIND,
     Role,
+    Workload,
     containers,
     mapping,
 )
 from offline.checker.placement import (
     REQUIRED_AFFINITY,
     constrains_placement,
+    flow_yaml,
     gpu_resources,
     listed,
+    pin_fix,
     placement_accepts,
     pod_gpus,
     pools_text,
@@ -39,9 +43,13 @@ from offline.checker.placement import (
 )
 from offline.checker.scope import PRIORITY_NAMES, Problem, Scope, tainted_text, toleration_fix, untolerated_pools
 
-SHM_PATH = "/dev/shm"
+SHM_PATH = SHM_MOUNT
+# A memory-backed emptyDir, as a fix writes the volume's source.
+SHM_SOURCE = "emptyDir: {medium: Memory}"
 # Kubernetes' default terminationGracePeriodSeconds.
 DEFAULT_GRACE_SECONDS = 30
+# The scheduler a pod gets without schedulerName (k8s.io/api core/v1 DefaultSchedulerName).
+DEFAULT_SCHEDULER = "default-scheduler"
 
 
 def check_images(scope: Scope, role: Role) -> Iterator[Problem]:
@@ -88,7 +96,7 @@ def check_requests_equal_limits(scope: Scope, role: Role) -> Iterator[Problem]:
                     role.at(f"{path}.resources.limits"),
                     f"requests {request} {name} without a limit: the API server rejects GPU requests without an "
                     "equal limit",
-                    f"set resources.limits['{name}']: {request} as well",
+                    f"set {role.at(f'{path}.resources.limits')}['{name}']: {request}",
                 )
             # A limit alone is fine: the API server (and Kueue, for job templates) take it as the request,
             # as the admission policy and the policy pack also accept.
@@ -148,7 +156,7 @@ def check_gpu_resources(scope: Scope, role: Role) -> Iterator[Problem]:
                 resource_path(role, resource),
                 f"asks for {resource}, which the '{queue.local_queue}' queue of {team.name} does not offer: the team "
                 f"gets it only on {kind} pool {listed(sorted(names))}, through its '{other.local_queue}' queue",
-                f"set {QUEUE_NAME_LABEL}: {other.local_queue}{caveat}",
+                f"set {scope.workload.queue_path}: {other.local_queue}{caveat}",
             )
             continue
         offers = sorted({(facts.gpu_resource, facts.name) for facts in team.flavors})
@@ -195,8 +203,10 @@ def check_placement(scope: Scope, role: Role) -> Iterator[Problem]:
         )
         inference = [facts for facts in offering if facts.serving]
         fix = (
-            f"select one of those pools (e.g. agentpool: {offering[0].name}) or drop the constraint: Kueue adds the "
-            f"admitted pool's node selector itself{hint}"
+            f"remove {path} (Kueue adds the admitted pool's node selector itself), or require one of those pools{hint}"
+            if by_selector
+            else f"set {path}: {flow_yaml(dict(offering[0].selector))} (one of those pools), or remove {path}: Kueue "
+            f"adds the admitted pool's node selector itself{hint}"
         )
         if serving(scope.workload):
             # Serving must stay pinned to an inference pool (check_serving_pool): never advise dropping the pin.
@@ -227,7 +237,7 @@ def check_gpus_per_node(scope: Scope, role: Role) -> Iterator[Problem]:
             else "its pools have"
         )
         bigger = [
-            facts.name
+            facts
             for facts in scope.offering(role, resource)
             if facts.resources_per_node >= number and (facts.serving or not serving(scope.workload))
         ]
@@ -238,7 +248,10 @@ def check_gpus_per_node(scope: Scope, role: Role) -> Iterator[Problem]:
             else f"split the work into more pods of at most {most} {resource} each (more replicas)"
         )
         if bigger:
-            fix = f"select pool {listed(bigger)} (agentpool), which has {number} or more per node, or {fix}"
+            fix = (
+                f"select pool {listed(facts.name for facts in bigger)}, which has {number} or more per node "
+                f"({pin_fix(scope.workload, role, bigger[0])}), or {fix}"
+            )
         yield Problem(
             "gpus-per-node",
             resource_path(role, resource),
@@ -257,6 +270,24 @@ def check_priority_class(scope: Scope, role: Role) -> Iterator[Problem]:
             role.at("priorityClassName"),
             f"'{name}' is not a PriorityClass of the platform ({listed(names)}), so the API server rejects the pods",
             "use training-batch for training or inference-critical for serving",
+        )
+
+
+def check_scheduler(scope: Scope, role: Role) -> Iterator[Problem]:
+    """The pods must be placed by the cluster's own scheduler: AKS runs kube-scheduler only (`default-scheduler`)
+    and the platform installs no other, so pods naming another one (Volcano, a gang scheduler) are bound by no one
+    and stay Pending once Kueue admits them; and where such a scheduler runs, it places pods by its own queues,
+    outside the flavor, node selector and topology that Kueue's admission gave them."""
+    name = role.spec.get("schedulerName")
+    if name is not None and name != DEFAULT_SCHEDULER:
+        yield Problem(
+            "scheduler",
+            role.at("schedulerName"),
+            f"names scheduler '{name}', which this platform does not run (AKS runs {DEFAULT_SCHEDULER} only): no "
+            "scheduler binds the pods, so they stay Pending after Kueue admits them, and another scheduler would "
+            "place them outside Kueue's admission",
+            f"remove {role.at('schedulerName')} (or set it to {DEFAULT_SCHEDULER}): Kueue admits the pods and the "
+            "default scheduler places them",
         )
 
 
@@ -279,7 +310,28 @@ def check_grace_period(scope: Scope, role: Role) -> Iterator[Problem]:
 
 
 def _multi_gpu_or_multi_node(scope: Scope, role: Role) -> bool:
-    return sum(pod_gpus(role.spec).values()) > 1 or scope.workload.pods > 1
+    """A pod that runs NCCL across GPUs: several GPUs in the pod, or GPUs in a gang of several pods. NCCL is why the
+    64 MiB default is too small (its shared-memory transport between a pod's GPUs, and its proxy's host buffers on
+    multi-node jobs). A pod without GPUs runs no NCCL, and DataLoader workers alone were never the trigger (a single
+    pod with one GPU is not asked either, and its DataLoader is the same), so a CPU-only parallel job (an Indexed Job
+    of ETL shards, a CPU role beside GPU workers) is not asked for a memory-backed /dev/shm."""
+    gpus = sum(pod_gpus(role.spec).values())
+    return gpus > 1 or (gpus > 0 and scope.workload.pods > 1)
+
+
+def _free_volume_name(role: Role, name: str) -> str:
+    """`name`, or `name-2`, `name-3` ... when a volume of the pod already has it (volume names are unique)."""
+    taken = {str(mapping(volume).get("name")) for volume in role.spec.get("volumes") or []}
+    candidates = [name, *(f"{name}-{n}" for n in range(2, len(taken) + 2))]
+    return next(candidate for candidate in candidates if candidate not in taken)
+
+
+def _mount_fix(role: Role, container_path: str, volume: str, source: str, mount_path: str) -> str:
+    """Add a volume of `source` named `volume` to the pod and mount it at `mount_path` in the container."""
+    return (
+        f"add to {role.at('volumes')}: {{name: {volume}, {source}}}, and add to "
+        f"{role.at(f'{container_path}.volumeMounts')}: {{name: {volume}, mountPath: {mount_path}}}"
+    )
 
 
 def check_shared_memory(scope: Scope, role: Role) -> Iterator[Problem]:
@@ -291,11 +343,15 @@ def check_shared_memory(scope: Scope, role: Role) -> Iterator[Problem]:
     for path, container in checked:
         mounts = [mapping(m) for m in container.get("volumeMounts") or []]
         mount = next((m for m in mounts if str(m.get("mountPath", "")).rstrip("/") == SHM_PATH), None)
-        fix = (
-            "mount an emptyDir with medium Memory at /dev/shm: volumes: [{name: dshm, emptyDir: {medium: Memory}}], "
-            "volumeMounts: [{name: dshm, mountPath: /dev/shm}]"
-        )
         if mount is None:
+            memory = [name for name, (_, volume) in volumes.items() if _in_memory(volume)]
+            fix = (
+                f"add to {role.at(f'{path}.volumeMounts')}: {{name: {memory[0]}, mountPath: {SHM_PATH}}} (its "
+                "emptyDir in memory)"
+                if memory
+                else f"mount an emptyDir with medium Memory at {SHM_PATH}: "
+                + _mount_fix(role, path, _free_volume_name(role, SHM_VOLUME), SHM_SOURCE, SHM_PATH)
+            )
             yield Problem(
                 "shm",
                 role.at(f"{path}.volumeMounts"),
@@ -306,14 +362,25 @@ def check_shared_memory(scope: Scope, role: Role) -> Iterator[Problem]:
             )
             continue
         index, volume = volumes.get(str(mount.get("name")), (None, {}))
-        if mapping(volume.get("emptyDir")).get("medium") != "Memory":
+        if not _in_memory(volume):
+            where = role.at(f"volumes[{index}]") if index is not None else role.at(f"{path}.volumeMounts")
+            fix = (
+                f"set {where}: {{name: {mount.get('name')}, {SHM_SOURCE}}} (an emptyDir with medium Memory)"
+                if index is not None
+                else f"mount an emptyDir with medium Memory at {SHM_PATH}: add to {role.at('volumes')}: "
+                f"{{name: {mount.get('name')}, {SHM_SOURCE}}}"
+            )
             yield Problem(
                 "shm",
-                role.at(f"volumes[{index}]" if index is not None else f"{path}.volumeMounts"),
+                where,
                 f"/dev/shm of container '{container.get('name')}' is volume '{mount.get('name')}', not an emptyDir "
                 "with medium Memory",
                 fix,
             )
+
+
+def _in_memory(volume: Mapping[str, Any]) -> bool:
+    return mapping(volume.get("emptyDir")).get("medium") == "Memory"
 
 
 def check_spot_checkpoints(scope: Scope, role: Role) -> Iterator[Problem]:
@@ -327,25 +394,25 @@ def check_spot_checkpoints(scope: Scope, role: Role) -> Iterator[Problem]:
     volumes = [mapping(volume) for volume in role.spec.get("volumes") or []]
     claims = [v for v in volumes if mapping(v.get("persistentVolumeClaim")).get("claimName") == CHECKPOINTS_CLAIM]
     mounted = {str(mapping(m).get("name")) for _, c, _ in containers(role.spec) for m in c.get("volumeMounts") or []}
-    fix = (
-        f"mount the team's '{CHECKPOINTS_CLAIM}' claim (class {CHECKPOINTS_CLASS}, reclaimPolicy Retain): volumes: "
-        f"[{{name: checkpoints, persistentVolumeClaim: {{claimName: {CHECKPOINTS_CLAIM}}}}}] and a volumeMount, then "
-        "checkpoint there and resume from the latest checkpoint"
-    )
+    then = ", then checkpoint there and resume from the latest checkpoint"
+    claim = f"the team's '{CHECKPOINTS_CLAIM}' claim (class {CHECKPOINTS_CLASS}, reclaimPolicy Retain)"
     where = f"spot pool {listed(spot)}, which can evict it at any time"
     if not claims or scope.platform.reclaim_policies[CHECKPOINTS_CLASS] != "Retain":
+        source = f"persistentVolumeClaim: {{claimName: {CHECKPOINTS_CLAIM}}}"
+        name = _free_volume_name(role, CHECKPOINTS_CLAIM)
         yield Problem(
             "spot-checkpoints",
             role.at("volumes"),
             f"can run on {where}, but has no checkpoint volume from a retaining class",
-            fix,
+            f"mount {claim}: {_mount_fix(role, 'containers[0]', name, source, CHECKPOINTS_MOUNT)}{then}",
         )
     elif not any(str(claim.get("name")) in mounted for claim in claims):
         yield Problem(
             "spot-checkpoints",
             role.at("containers[0].volumeMounts"),
             f"can run on {where}, but no container mounts its '{CHECKPOINTS_CLAIM}' volume",
-            fix,
+            f"mount {claim}: add to {role.at('containers[0].volumeMounts')}: {{name: {claims[0].get('name')}, "
+            f"mountPath: {CHECKPOINTS_MOUNT}}}{then}",
         )
 
 
@@ -356,20 +423,41 @@ def _requested(container: Mapping[str, Any], resource: str) -> bool:
 
 def check_rdma(scope: Scope, role: Role) -> Iterator[Problem]:
     """A multi-node job on an InfiniBand pool asks for the pool's RDMA resource (without it the pod gets no HCA and
-    NCCL falls back to TCP over the pod network); a pod asking for it lands only on InfiniBand pools."""
+    NCCL falls back to TCP over the pod network); a pod asks for no RDMA resource a pool it can land on does not
+    offer (a name no device plugin of the stack serves, `rdma/hca`, or any on a pool without InfiniBand): no node
+    ever has it, so the pod is never scheduled."""
     gpus = pod_gpus(role.spec)
     if not gpus:
         return
     pools = {facts.name: facts for resource in gpus for facts in scope.landing(role, resource)}
     if not pools:
         return
-    requesting = [(path, c) for path, c, _ in containers(role.spec) if gpu_resources(c)]
+    workload = scope.workload
     infiniband = sorted(name for name, facts in pools.items() if facts.infiniband)
-    if infiniband and len(infiniband) == len(pools) and scope.workload.pods > 1:
+    offered = sorted({facts.rdma_resource for facts in scope.platform.pools if facts.rdma_resource})
+    unknown = [
+        (path, container, sorted(_rdma_requests(container) - set(offered)))
+        for path, container, _ in containers(role.spec)
+    ]
+    for path, container, names in unknown:
+        if not names:
+            continue
+        where = f" ({listed(offered)} on InfiniBand pools)" if offered else " (it has no InfiniBand pool)"
+        yield Problem(
+            "rdma",
+            resources_path(role, path, container, names[0]),
+            f"container '{container.get('name')}' asks for {listed(names)}, which no pool of this stack offers"
+            f"{where}: no node ever has it, so the pod can never be scheduled",
+            f"replace {listed(names)} with {offered[0]}: 1 in its requests and limits"
+            if offered and infiniband
+            else f"remove {listed(names)} from its requests and limits",
+        )
+    asking_unknown = {path for path, _, names in unknown if names}
+    if infiniband and len(infiniband) == len(pools) and workload.pods > 1:
         rdma = {pools[name].rdma_resource for name in infiniband}
-        for path, container in requesting:
+        for path, container, _ in containers(role.spec):
             missing = sorted(resource for resource in rdma if resource and not _requested(container, resource))
-            if missing:
+            if missing and gpu_resources(container) and path not in asking_unknown:
                 yield Problem(
                     "rdma",
                     resources_path(role, path, container, next(iter(gpu_resources(container)))),
@@ -377,20 +465,34 @@ def check_rdma(scope: Scope, role: Role) -> Iterator[Problem]:
                     f"{listed(infiniband)} does not ask for {listed(missing)}: the pod gets no InfiniBand HCA and "
                     "NCCL falls back to TCP over the pod network",
                     f"add {missing[0]}: 1 to its requests and limits (not scarce: every pod of the node shares the "
-                    'HCAs), and set NCCL_IB_HCA (docs/team-guide.md, "Multi-node training: topology and InfiniBand")',
+                    f"HCAs), and {_nccl_infiniband(workload)}",
                 )
     elsewhere = sorted(name for name, facts in pools.items() if not facts.infiniband)
-    asked = sorted({name for _, c, _ in containers(role.spec) for name in _rdma_requests(c)})
+    asked = sorted({name for _, c, _ in containers(role.spec) for name in _rdma_requests(c)} & set(offered))
     if asked and elsewhere:
         yield Problem(
             "rdma",
             role.at("containers"),
             f"asks for {listed(asked)}, which pool {listed(elsewhere)} does not offer (no InfiniBand): a pod placed "
             "there can never be scheduled",
-            f"pin an InfiniBand pool (nodeSelector agentpool: {infiniband[0]})"
+            f"pin an InfiniBand pool: {pin_fix(workload, role, pools[infiniband[0]])}"
             if infiniband
-            else f"drop {listed(asked)}: none of the queue's pools for this job has InfiniBand",
+            else f"remove {listed(asked)} from its requests and limits: none of the queue's pools for this job has "
+            "InfiniBand",
         )
+
+
+def _nccl_infiniband(workload: Workload) -> str:
+    """How a job gets NCCL's InfiniBand settings: a TrainJob from the platform's InfiniBand runtime, any other kind
+    from its own environment."""
+    if workload.kind == TRAIN_JOB_KIND:
+        if mapping(workload.spec.get("runtimeRef")).get("name") == TORCH_DISTRIBUTED_INFINIBAND_RUNTIME:
+            return f"keep the runtime {TORCH_DISTRIBUTED_INFINIBAND_RUNTIME} (NCCL's InfiniBand settings)"
+        return f"set spec.runtimeRef.name: {TORCH_DISTRIBUTED_INFINIBAND_RUNTIME} (NCCL's InfiniBand settings)"
+    return (
+        'set NCCL\'s InfiniBand variables (docs/team-guide.md, "Multi-node training: topology and InfiniBand"): '
+        + ", ".join(f"{key}={value}" for key, value in NCCL_INFINIBAND_ENVIRONMENT.items())
+    )
 
 
 def _rdma_requests(container: Mapping[str, Any]) -> set[str]:
@@ -419,8 +521,22 @@ def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:
     if not gpus and scope.queue.pool is None:
         flat = [f"the CPU flavor {CPU_FLAVOR}"]
     if flat:
-        aware = [queue.local_queue for queue in scope.team.queues if queue.pool is not None]
-        way = f"send it to the queue of a topology-aware pool ({listed(aware)})" if aware else "drop the annotation"
+        queues = [queue for queue in scope.team.queues if queue.pool is not None]
+        # The queue of the topology-aware pool the pods select, if they select one: there, and only there, they run.
+        selected = [
+            queue
+            for queue in queues
+            if constrains_placement(role.spec) and any(placement_accepts(role.spec, f) for f in queue.flavors)
+        ]
+        aware = listed(queue.local_queue for queue in queues)
+        send = f"send it to the queue of a topology-aware pool ({aware}): set {scope.workload.queue_path}: "
+        if gpus and selected:
+            way = f"{send}{selected[0].local_queue}, or remove {path}"
+        # A pod without GPUs would take a topology pool's CPU quota, and land on its GPU nodes: no queue for it.
+        elif gpus and queues:
+            way = f"remove {path}, or {send}{queues[0].local_queue}"
+        else:
+            way = f"remove {path}"
         yield Problem(
             "topology",
             path,
@@ -439,5 +555,5 @@ def check_topology_request(scope: Scope, role: Role) -> Iterator[Problem]:
                 path,
                 f"asks for topology level {level}, which is no level of pool {facts.name}'s topology "
                 f"({listed(facts.topology_levels)}), so Kueue never admits the pod set",
-                f"ask for one of: {listed(facts.topology_levels)}",
+                f"set {path}: {facts.topology_levels[0]} (the levels: {listed(facts.topology_levels)})",
             )

@@ -32,7 +32,7 @@ from components.core.serving import (
     predictor_service_name,
 )
 from offline.checker.normalize import INFERENCE_SERVICE_KIND, canaries, mapping, object_name, percent, predictor_name
-from offline.checker.scope import Problem
+from offline.checker.scope import DocumentProblem, Problem
 
 CHECK = "canary-route"
 ROUTE_KIND = "HTTPRoute"
@@ -63,15 +63,6 @@ class Backend:
     service: str
     variant: str
     percent: int
-
-
-@dataclass(frozen=True)
-class RouteProblem:
-    """A problem of the canary routes, and the document it belongs to (its position in the manifests given)."""
-
-    document: int
-    object: str
-    problem: Problem
 
 
 def traffic_split(manifest: Mapping[str, Any]) -> list[Backend] | None:
@@ -206,10 +197,10 @@ def _rule_problems(
     return found
 
 
-def route_problems(manifests: Sequence[Any]) -> list[RouteProblem]:
+def route_problems(manifests: Sequence[Any]) -> list[DocumentProblem]:
     """Every problem of the canary routes among `manifests` (the documents of one check run), each once."""
     routes = [(index, m) for index, m in enumerate(manifests) if isinstance(m, Mapping) and is_route(m)]
-    found: list[RouteProblem] = []
+    found: list[DocumentProblem] = []
     for index, manifest in enumerate(manifests):
         split = traffic_split(manifest) if _is_inference_service(manifest) else None
         if split is None:
@@ -232,7 +223,7 @@ def route_problems(manifests: Sequence[Any]) -> list[RouteProblem]:
                 f"add an HTTPRoute with parentRefs [{PARENT}] and a rule whose backendRefs are {listing}, and check "
                 "it together with the InferenceService",
             )
-            found.append(RouteProblem(index, object_name(manifest), problem))
+            found.append(DocumentProblem(index, object_name(manifest), problem))
         for at, route in serving:
             obj = object_name(route)
             if not _attached(route):
@@ -244,10 +235,10 @@ def route_problems(manifests: Sequence[Any]) -> list[RouteProblem]:
                     "applies",
                     f"set parentRefs: [{PARENT}]",
                 )
-                found.append(RouteProblem(at, obj, problem))
+                found.append(DocumentProblem(at, obj, problem))
             for rule_index, rule in _rules(route, services):
                 found += [
-                    RouteProblem(at, obj, problem)
+                    DocumentProblem(at, obj, problem)
                     for problem in _rule_problems(namespace, rule_index, rule, name, split)
                 ]
     return list(dict.fromkeys(found))

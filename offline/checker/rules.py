@@ -6,7 +6,8 @@ autoscaler's grace period, image pinning), yielding `Problem`s: the check's id, 
 to fix it. `problems(workload, platform)` runs them all in the fixed order below: the workload's own checks
 (offline.checker.jobs), each role's pods (offline.checker.pods), then the whole gang and KServe's contracts
 (offline.checker.serving). The queues, the flavors a queue offers and the borrowing headroom are the platform
-model's, the same objects the Kueue objects are built from, so the checker cannot disagree with the cluster.
+model's, the same objects the Kueue objects are built from, so the checker cannot disagree with the cluster. A team's
+TrainingRuntime is no workload: it gets only the checks of what a pod template states (RUNTIME_*).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from offline.checker.jobs import (
     check_pod_failure_policy,
     check_queue,
     check_runtime_ref,
+    check_trainjob_overrides,
     check_workload_priority,
 )
 from offline.checker.limits import check_cpu_memory_limits
@@ -34,6 +36,7 @@ from offline.checker.pods import (
     check_priority_class,
     check_rdma,
     check_requests_equal_limits,
+    check_scheduler,
     check_shared_memory,
     check_spot_checkpoints,
     check_topology_request,
@@ -60,6 +63,7 @@ ROLE_CHECKS = (
     check_cpu_memory_limits,
     check_gpus_per_node,
     check_priority_class,
+    check_scheduler,
     check_grace_period,
     check_shared_memory,
     check_spot_checkpoints,
@@ -73,12 +77,22 @@ GANG_CHECKS = (
     check_gang,
     check_pod_failure_policy,
     check_runtime_ref,
+    check_trainjob_overrides,
     check_canary,
     check_model_name,
     check_knative_canary,
     check_model_storage,
     check_storage_container,
     check_model_identity,
+)
+# A team's TrainingRuntime is no workload: what its pod templates state must hold for every TrainJob that runs them.
+RUNTIME_WORKLOAD_CHECKS = (check_namespace,)
+RUNTIME_ROLE_CHECKS = (
+    check_images,
+    check_requests_equal_limits,
+    check_priority_class,
+    check_scheduler,
+    check_grace_period,
 )
 
 
@@ -95,7 +109,12 @@ def problems(workload: Workload, platform: Platform) -> list[Problem]:
     """Every problem of one workload: the object's labels, then each role's pod spec, then the gang and the object's
     own spec. A problem several roles share (a canary inheriting the stable predictor's field) is reported once."""
     scope = scope_of(workload, platform)
-    found = [problem for check in WORKLOAD_CHECKS for problem in check(scope)]
-    found += [problem for role in workload.roles for check in ROLE_CHECKS for problem in check(scope, role)]
-    found += [problem for check in GANG_CHECKS for problem in check(scope)]
+    workload_checks, role_checks, gang_checks = (
+        (RUNTIME_WORKLOAD_CHECKS, RUNTIME_ROLE_CHECKS, ())
+        if workload.runtime
+        else (WORKLOAD_CHECKS, ROLE_CHECKS, GANG_CHECKS)
+    )
+    found = [problem for check in workload_checks for problem in check(scope)]
+    found += [problem for role in workload.roles for check in role_checks for problem in check(scope, role)]
+    found += [problem for check in gang_checks for problem in check(scope)]
     return list(dict.fromkeys(found))

@@ -35,6 +35,16 @@ class Problem:
     fix: str
 
 
+@dataclass(frozen=True)
+class DocumentProblem:
+    """A problem found across the documents of a run (offline.checker.routes, offline.checker.references), and the
+    document it belongs to (its position in the manifests given)."""
+
+    document: int
+    object: str
+    problem: Problem
+
+
 # The priority classes the platform installs (components.core.scheduling).
 PRIORITY_NAMES = tuple(priority.name for priority in PRIORITIES)
 

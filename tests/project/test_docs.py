@@ -12,7 +12,11 @@ Every ```yaml block is checked. A block is classified by what it holds, and the 
   `manifest` passes, `manifest-findings <stack> <file>` fails with exactly the output of the next ```text block;
 - a GitHub Actions caller (`workflow-call`) of one of this repository's reusable workflows passes only inputs the
   workflow declares, and every input it requires;
-- any other YAML must parse and be listed in NOT_CHECKED with the reason it is not checked further.
+- any other YAML (a partial snippet, say) must parse and carry `<!-- not-checked: <reason> -->` instead, saying why
+  it is not checked further; a config fragment, manifest or workflow call cannot opt out.
+
+Every ```yaml block carries one of the two markers, so a new example nobody checks fails the suite; and a fenced block
+of another language that holds a Kubernetes manifest is tagged `yaml`, so the markers see it.
 
 Besides the examples: the policy rules documented in docs/policies.md are exactly the pack's `ALL_POLICIES`; the
 numbers of the stacks and their pools agree with a fresh offline plan; every doc opens with a table of contents of
@@ -27,7 +31,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +54,13 @@ STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in PROJECT_DI
 DOCUMENTED_STACKS = ["dev", "prod"]
 PROJECT = "aks-mlops"
 
-# YAML blocks that are neither config, manifests nor workflow calls: (doc, first line) -> why not checked further.
-# Keep it short: an example worth showing is worth checking.
-NOT_CHECKED: dict[tuple[str, str], str] = {}
-
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 MARKER = re.compile(r"<!-- checked: (?P<spec>[^>]*?) -->[ \t]*\n$")
+# A YAML block that is no config, manifest or workflow call, and why it is not checked further. Keep them few: an
+# example worth showing is worth checking.
+NOT_CHECKED_MARKER = re.compile(r"<!-- not-checked: (?P<reason>[^>]*?) -->[ \t]*\n$")
+# A reason says something: a few words at least.
+REASON_WORDS = 3
 NAMED_LISTS = ("gpuPools", "teams")
 
 
@@ -70,6 +75,8 @@ class Block:
     body: str
     marker: tuple[str, ...] | None
     following: Block | None
+    # The reason of a `<!-- not-checked: ... -->` marker, if the block has one.
+    not_checked: str | None = None
 
     @property
     def id(self) -> str:
@@ -92,7 +99,9 @@ def fenced_blocks(path: Path) -> list[Block]:
     matches = list(FENCE.finditer(text))
     blocks: list[Block] = []
     for match in reversed(matches):
-        marker = MARKER.search(text[: match.start()][-200:])
+        before = text[: match.start()][-300:]
+        marker = MARKER.search(before)
+        not_checked = NOT_CHECKED_MARKER.search(before)
         blocks.insert(
             0,
             Block(
@@ -102,12 +111,14 @@ def fenced_blocks(path: Path) -> list[Block]:
                 body=match.group("body"),
                 marker=tuple(marker.group("spec").split()) if marker else None,
                 following=blocks[0] if blocks else None,
+                not_checked=not_checked.group("reason").strip() if not_checked else None,
             ),
         )
     return blocks
 
 
-YAML_BLOCKS = [block for path in DOCS for block in fenced_blocks(path) if block.lang in ("yaml", "yml")]
+ALL_BLOCKS = [block for path in DOCS for block in fenced_blocks(path)]
+YAML_BLOCKS = [block for block in ALL_BLOCKS if block.lang in ("yaml", "yml")]
 
 
 def classify(body: str) -> str | None:
@@ -138,14 +149,16 @@ KINDS = {
 
 def assert_classified(block: Block) -> str:
     """The block's kind, after checking that its content and its marker agree (or that it is listed as unchecked)."""
+    assert_marked(block)
     found = classify(block.body)
     if found is None:
         assert block.marker is None, f"{block.id}: marked {block.marker} but is no config, manifest or workflow call"
-        assert (block.doc, block.first_line) in NOT_CHECKED, (
-            f"{block.id}: a YAML example that is no config fragment, manifest or workflow call; check it, or list it "
-            "in NOT_CHECKED with the reason"
+        assert block.not_checked is not None, (
+            f"{block.id}: a YAML example that is no config fragment, manifest or workflow call; check it, or mark it "
+            "<!-- not-checked: <reason> -->"
         )
         return "not-checked"
+    assert block.not_checked is None, f"{block.id}: a {found} example is checked, never not-checked"
     assert block.marker, f"{block.id}: a {found} example needs <!-- checked: {found} ... --> on the line before it"
     kind = block.marker[0]
     assert KINDS.get(kind) == found, f"{block.id}: marked {kind} but holds a {found}"
@@ -155,6 +168,25 @@ def assert_classified(block: Block) -> str:
     expected_arguments = {"manifest-findings": 2, "workflow-call": 0}.get(kind, 1)
     assert len(arguments) == expected_arguments, f"{block.id}: {kind} takes {expected_arguments} arguments"
     return kind
+
+
+def assert_marked(block: Block) -> None:
+    """A YAML block is marked `checked` or, with a reason of a few words, `not-checked`; never both."""
+    assert (block.marker is None) != (block.not_checked is None), (
+        f"{block.id}: a ```yaml block needs <!-- checked: <kind> ... --> or <!-- not-checked: <reason> --> on the "
+        "line before it (one of the two)"
+    )
+    if block.not_checked is not None:
+        assert len(block.not_checked.split()) >= REASON_WORDS, f"{block.id}: say why it is not checked"
+
+
+def holds_a_manifest(body: str) -> bool:
+    """Whether text parses as YAML documents of which one is a Kubernetes object (apiVersion and kind)."""
+    try:
+        documents = list(yaml.safe_load_all(body))
+    except yaml.YAMLError:
+        return False
+    return any(isinstance(document, dict) and "apiVersion" in document and "kind" in document for document in documents)
 
 
 def blocks_of(*kinds: str) -> list[Block]:
@@ -271,13 +303,18 @@ def test_the_docs_have_checked_examples() -> None:
 
 
 @pytest.mark.parametrize("block", YAML_BLOCKS, ids=lambda block: block.id)
+def test_every_yaml_block_is_marked_checked_or_not_checked(block: Block) -> None:
+    assert_marked(block)
+
+
+@pytest.mark.parametrize("block", YAML_BLOCKS, ids=lambda block: block.id)
 def test_every_yaml_example_is_classified(block: Block) -> None:
     assert_classified(block)
 
 
-def test_the_not_checked_list_names_only_existing_blocks() -> None:
-    present = {(block.doc, block.first_line) for block in YAML_BLOCKS}
-    assert set(NOT_CHECKED) <= present, set(NOT_CHECKED) - present
+def test_no_manifest_hides_in_a_block_of_another_language() -> None:
+    hidden = [block.id for block in ALL_BLOCKS if block.lang not in ("yaml", "yml") and holds_a_manifest(block.body)]
+    assert hidden == [], f"tag these ```yaml so they are checked: {hidden}"
 
 
 CONFIG_BLOCKS = blocks_of("config", "config-warning", "config-error")
@@ -515,12 +552,38 @@ VALID_JOB = next(
 
 
 def test_unclassified_or_unmarked_yaml_fails() -> None:
-    with pytest.raises(AssertionError, match="no config fragment, manifest or workflow call"):
+    unmarked = re.escape("needs <!-- checked: <kind> ... --> or <!-- not-checked: <reason> --> on the line before")
+    with pytest.raises(AssertionError, match=unmarked):
         assert_classified(example("replicas: 2\n", None))
-    with pytest.raises(AssertionError, match="needs <!-- checked"):
+    with pytest.raises(AssertionError, match=unmarked):
         assert_classified(example(VALID_JOB, None))
     with pytest.raises(AssertionError, match="holds a manifest"):
         assert_classified(example(VALID_JOB, "config prod"))
+
+
+def test_not_checked_needs_a_reason_and_cannot_opt_a_manifest_out() -> None:
+    snippet = replace(example("replicas: 2\n", None), not_checked="a partial snippet of a Job spec")
+    assert assert_classified(snippet) == "not-checked"
+    with pytest.raises(AssertionError, match="say why"):
+        assert_classified(replace(snippet, not_checked="partial"))
+    with pytest.raises(AssertionError, match="is checked, never not-checked"):
+        assert_classified(replace(example(VALID_JOB, None), not_checked="too long to check here"))
+    with pytest.raises(AssertionError, match="one of the two"):
+        assert_classified(replace(example(VALID_JOB, "manifest prod"), not_checked="both markers at once"))
+
+
+def test_the_markers_are_read_from_the_line_before_the_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- not-checked: a fragment of a pod spec -->\n```yaml\nreplicas: 2\n```\n\n"
+        "```yaml\nreplicas: 3\n```\n\n```\napiVersion: v1\nkind: Pod\n```\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PROJECT_DIR", tmp_path)
+    marked, unmarked, untagged = fenced_blocks(doc)
+    assert (marked.not_checked, marked.marker) == ("a fragment of a pod spec", None)
+    with pytest.raises(AssertionError, match="one of the two"):
+        assert_marked(unmarked)
+    assert untagged.lang == "" and holds_a_manifest(untagged.body)
 
 
 def test_a_broken_config_example_fails() -> None:

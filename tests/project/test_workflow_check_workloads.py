@@ -3,6 +3,8 @@ workload checker, reading the platform at a pinned commit, with read-only permis
 
 from __future__ import annotations
 
+from offline.checker.cli import parse_args
+from offline.stacks import PROJECT_DIR
 from tests.support.workflows import JOBS, WORKFLOWS, Job, call_inputs, commands, triggers
 
 CHECK_WORKLOADS = "check-workloads.yml"
@@ -24,7 +26,14 @@ def test_it_is_a_reusable_workflow_naming_the_stack_the_paths_and_the_platform_c
         "platform-repository",
         "platform-ref",
     }
-    assert all(spec.get("type") == "string" for spec in inputs.values())
+    assert {name: spec.get("type") for name, spec in inputs.items()} == {
+        "stack": "string",
+        "paths": "string",
+        "platform-repository": "string",
+        "platform-ref": "string",
+        "allow-unknown": "boolean",
+    }
+    assert inputs["allow-unknown"].get("default") is False
 
 
 def test_it_checks_out_the_platform_at_the_given_commit_and_the_team_repository_beside_it() -> None:
@@ -48,6 +57,17 @@ def test_it_runs_the_checker_for_the_stack_and_keeps_its_exit_status() -> None:
     gate = next(step for step in job.steps if step.data.get("id") == "check")
     assert "set -o pipefail" in gate.run and "|| true" not in gate.run
     assert job.env["STACK"] == "${{ inputs.stack }}"
+
+
+def test_allow_unknown_reaches_both_checker_runs_as_the_checkers_flag() -> None:
+    """`allow-unknown: true` adds `--allow-unknown` to the gate and the JSON run alike; false (the default) adds
+    nothing, so documents that are no Kubernetes object fail the check."""
+    job = check_job()
+    assert job.env["CHECK_FLAGS"] == "${{ inputs.allow-unknown && '--allow-unknown' || '' }}"
+    checks = [command for step in job.steps if step.run for command in commands(step.run, "python -m offline check")]
+    assert len(checks) == 2 and all(" $CHECK_FLAGS " in command for command in checks)
+    assert parse_args(["dev", str(PROJECT_DIR), "--allow-unknown"]).allow_unknown is True
+    assert parse_args(["dev", str(PROJECT_DIR)]).allow_unknown is False
 
 
 def test_it_needs_no_credentials_and_writes_nothing() -> None:

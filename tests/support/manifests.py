@@ -36,8 +36,10 @@ __all__ = [
     "pod_template",
     "pytorch_job",
     "resolve",
+    "runtime_patch",
     "tf_job",
     "train_job",
+    "training_runtime",
 ]
 
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
@@ -134,6 +136,29 @@ def job(
     }
 
 
+def cron_job(
+    settings: Settings,
+    *,
+    namespace: str = "team-a",
+    name: str = "",
+    queue: str = LOCAL_QUEUE,
+    parallelism: int = 1,
+    **pod: Any,
+) -> dict[str, Any]:
+    """batch/v1 CronJob whose runs are `job()`'s Job, the Kueue labels on its job template (where its Jobs get them)."""
+    run = job(settings, namespace=namespace, name=name, queue=queue, parallelism=parallelism, **pod)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": name or "cronjob", "namespace": namespace},
+        "spec": {
+            "schedule": "0 2 * * *",
+            "concurrencyPolicy": "Forbid",
+            "jobTemplate": {"metadata": {"labels": job_labels(queue)}, "spec": run["spec"]},
+        },
+    }
+
+
 def pytorch_job(
     settings: Settings,
     *,
@@ -213,6 +238,15 @@ def jobset(
     }
 
 
+def runtime_patch(namespace: str, pod_spec: dict[str, Any]) -> dict[str, Any]:
+    """A TrainJob runtime patch (Trainer v2.3) of the trainer job's pods, owned by the team."""
+    job = {"name": "node", "template": {"spec": {"template": {"spec": pod_spec}}}}
+    return {
+        "manager": f"{namespace}/placement",
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}},
+    }
+
+
 def train_job(
     settings: Settings,
     *,
@@ -223,10 +257,12 @@ def train_job(
     gpus: int = 1,
     resource: str = "nvidia.com/gpu",
     pool: str | None = None,
+    runtime: str = "torch-distributed",
 ) -> dict[str, Any]:
-    """TrainJob (Kubeflow Trainer v2) on the `torch-distributed` runtime: `nodes` nodes of `gpus` each."""
+    """TrainJob (Kubeflow Trainer v2) on a ClusterTrainingRuntime (`torch-distributed` unless named): `nodes` nodes of
+    `gpus` each, pinned to `pool` with a runtime patch."""
     spec: dict[str, Any] = {
-        "runtimeRef": {"name": "torch-distributed", "kind": "ClusterTrainingRuntime"},
+        "runtimeRef": {"name": runtime, "kind": "ClusterTrainingRuntime"},
         "trainer": {
             "image": settings.workloads.image,
             "numNodes": nodes,
@@ -234,12 +270,33 @@ def train_job(
         },
     }
     if pool is not None:
-        spec["podSpecOverrides"] = [{"targetJobs": [{"name": "node"}], "nodeSelector": {"agentpool": pool}}]
+        spec["runtimePatches"] = [runtime_patch(namespace, {"nodeSelector": {"agentpool": pool}})]
     return {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
         "metadata": _metadata("TrainJob", namespace, name, queue),
         "spec": spec,
+    }
+
+
+def training_runtime(
+    settings: Settings, *, namespace: str = "team-a", name: str = "", image: str | None = None
+) -> dict[str, Any]:
+    """A team's TrainingRuntime: a dataset initializer and the trainer step (`node`), both on the stack's workload
+    image unless `image` is given for the trainer."""
+    trainer = pod_spec(settings, gpus=0)
+    trainer["containers"][0].update(name="node", image=image or settings.workloads.image)
+    del trainer["containers"][0]["resources"]
+    initializer = {"restartPolicy": "Never", "containers": [{"name": "fetch", "image": settings.workloads.image}]}
+    jobs = [
+        {"name": "dataset-initializer", "template": {"spec": {"template": {"spec": initializer}}}},
+        {"name": "node", "template": {"spec": {"template": {"spec": trainer}}}},
+    ]
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": {"name": name or "team-torch", "namespace": namespace},
+        "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": jobs}}},
     }
 
 
@@ -279,6 +336,7 @@ def pod(
 # Every kind, by name, for tables over all of them.
 BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
     "Job": job,
+    "CronJob": cron_job,
     "PyTorchJob": pytorch_job,
     "TFJob": tf_job,
     "JobSet": jobset,

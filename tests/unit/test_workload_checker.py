@@ -17,12 +17,22 @@ import pytest
 
 from components.config.settings import Settings
 from components.core.fabric import RDMA_RESOURCE
+from components.core.training_pods import TORCH_DISTRIBUTED_INFINIBAND_RUNTIME
 from components.model.platform import build_platform
+from components.teams import service_account as team_service_account
+from components.teams import team_claims
 from components.workloads.reference import reference_workloads
-from offline.checker.cli import Finding, Report, check_manifest, render_json, render_text
+from offline.checker.cli import Finding, Report, check_manifest, check_manifests, render_json, render_text
 from offline.checker.normalize import normalize
+from offline.checker.references import CLAIM_CHECK, SERVICE_ACCOUNT_CHECK, platform_claims, platform_service_accounts
 from offline.checker.routes import CHECK as ROUTES_CHECK
-from offline.checker.rules import GANG_CHECKS, ROLE_CHECKS, WORKLOAD_CHECKS
+from offline.checker.rules import (
+    GANG_CHECKS,
+    ROLE_CHECKS,
+    RUNTIME_ROLE_CHECKS,
+    RUNTIME_WORKLOAD_CHECKS,
+    WORKLOAD_CHECKS,
+)
 from offline.stacks import load_stack_config
 from tests.support.checker_serving import BAD as SERVING_BAD
 from tests.support.checker_serving import ROUTE_BAD
@@ -33,6 +43,7 @@ from tests.support.manifests import (
     DELETE,
     changed,
     cpu_job,
+    cron_job,
     deployment,
     job,
     jobset,
@@ -41,6 +52,7 @@ from tests.support.manifests import (
     resolve,
     tf_job,
     train_job,
+    training_runtime,
 )
 
 DEV = settings_for(load_stack_config("dev"))
@@ -154,6 +166,24 @@ def runtime_patch_pool(pool: str) -> dict[str, Any]:
 # A patch of another manager that touches no pod placement (Kueue's before admission).
 RUNTIME_PATCH_KUEUE = {"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {}}}
 
+WORKER = "spec.tfReplicaSpecs.Worker.template.spec"
+# Eight GPUs and the RDMA resource AKS guides once named, which no device plugin of the platform serves.
+HCA = {"requests": {"nvidia.com/gpu": 8, "rdma/hca": 1}, "limits": {"nvidia.com/gpu": 8, "rdma/hca": 1}}
+A100_PIN = {"nodeSelector": {"agentpool": "a100"}}
+RUNTIME_INITIALIZER = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"
+RUNTIME_TRAINER = "spec.template.spec.replicatedJobs[1].template.spec.template.spec"
+
+
+def train_job_rdma(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A TrainJob whose nodes also ask for the RDMA shared device plugin's resource."""
+    resources = resolve(manifest, "spec.trainer.resourcesPerNode")
+    return changed(
+        manifest,
+        "spec.trainer.resourcesPerNode",
+        {kind: {**amounts, RDMA_RESOURCE: 1} for kind, amounts in resources.items()},
+    )
+
+
 BAD = {
     # pool-for-pod (offline.checker.hosting; more cases in test_workload_checker_hosting.py)
     "cpu-job-larger-than-any-cpu-node": Bad(
@@ -186,7 +216,7 @@ BAD = {
         f"{CONTAINER}.resources.limits",
         "requests cpu 4 but states no cpu limit: the namespace's LimitRange then gives it the default limit 500m, "
         "below its request, so the API server refuses the pod (the team's ResourceQuota bounds limits.cpu)",
-        "set limits.cpu: 4, equal to the request",
+        f"set {CONTAINER}.resources.limits.cpu: 4, equal to the request",
     ),
     "memory-request-without-a-limit": Bad(
         "dev",
@@ -195,7 +225,7 @@ BAD = {
         f"{CONTAINER}.resources.limits",
         "requests memory 8Gi but states no memory limit: the namespace's LimitRange then gives it the default "
         "limit 1Gi",
-        "set limits.memory: 8Gi, equal to the request",
+        f"set {CONTAINER}.resources.limits.memory: 8Gi, equal to the request",
     ),
     # installed
     "pytorchjob-without-the-v1-operator": Bad(
@@ -244,7 +274,7 @@ BAD = {
         f"{CONTAINER}.resources.limits",
         "which the 'default' queue of team-c does not offer: the team gets it only on spot pool a100spot, through "
         "its 'spot' queue",
-        "kueue.x-k8s.io/queue-name: spot (spot nodes can be evicted",
+        f"set {QUEUE}: spot (spot nodes can be evicted",
     ),
     "gpu-resource-prod-spot-queue-never-on-demand": Bad(
         "prod-spot",
@@ -253,7 +283,7 @@ BAD = {
         f"{CONTAINER}.resources.limits",
         "which the 'spot' queue of team-a does not offer: the team gets it only on on-demand pool a100mig, through "
         "its 'default' queue",
-        "kueue.x-k8s.io/queue-name: default",
+        f"set {QUEUE}: default",
     ),
     "gpu-resource-two-kinds-in-one-pod": Bad(
         "prod",
@@ -328,7 +358,7 @@ BAD = {
         "rdma",
         "spec.tfReplicaSpecs.Worker.template.spec.containers",
         "asks for rdma/shared_ib, which pool a100 does not offer (no InfiniBand)",
-        "drop rdma/shared_ib",
+        "remove rdma/shared_ib from its requests and limits: none of the queue's pools for this job has InfiniBand",
     ),
     "gang-jobset-replicas-times-parallelism": Bad(
         "dev", jobset(DEV, replicas=2, parallelism=2), "gang-quota", "spec.replicatedJobs", "4 nvidia.com/gpu"
@@ -360,11 +390,11 @@ BAD = {
         "matches none of the pools the 'default' queue of team-a offers",
         "pool a100spot is offered by the 'spot' queue",
     ),
-    "placement-trainjob-override": Bad(
+    "placement-trainjob-runtime-patch-only": Bad(
         "prod",
         train_job(PROD, pool="h200"),
         "node-placement",
-        "spec.podSpecOverrides[0].nodeSelector",
+        f"{TRAINJOB_PATCH}.spec.nodeSelector",
         "matches none",
     ),
     "placement-trainjob-runtime-patch": Bad(
@@ -504,7 +534,7 @@ BAD = {
         "topology",
         f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
         "asks for topology-aware scheduling, but pool a100 of the 'default' queue admits without a topology",
-        "drop the annotation",
+        f"remove {TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']; topology-aware pools are set with",
     ),
     "topology-asked-in-the-default-queue-of-a-topology-stack": Bad(
         "prod-topology",
@@ -512,7 +542,8 @@ BAD = {
         "topology",
         f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
         "pool a100 of the 'default' queue admits without a topology",
-        "send it to the queue of a topology-aware pool (h100)",
+        f"remove {TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}'], or send it to the queue of a topology-aware pool "
+        f"(h100): set {QUEUE}: h100;",
     ),
     "topology-asked-by-a-cpu-only-pod": Bad(
         "prod-topology",
@@ -520,7 +551,8 @@ BAD = {
         "topology",
         f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
         "asks for topology-aware scheduling, but the CPU flavor cpu of the 'default' queue admits without a topology",
-        "send it to the queue of a topology-aware pool (h100)",
+        # Not the h100 queue: its CPU quota is on the H100 nodes, which a pod without GPUs would take.
+        f"remove {TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']; topology-aware pools are set with",
     ),
     "topology-level-the-pool-lacks": Bad(
         "prod-topology",
@@ -532,7 +564,8 @@ BAD = {
         "topology",
         f"{TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']",
         "asks for topology level topology.kubernetes.io/zone, which is no level of pool h100's topology",
-        "ask for one of: kubernetes.azure.com/agentpool, kubernetes.io/hostname",
+        f"set {TOPOLOGY_ANNOTATIONS}['{REQUIRED_TOPOLOGY}']: kubernetes.azure.com/agentpool (the levels: "
+        "kubernetes.azure.com/agentpool, kubernetes.io/hostname)",
     ),
     "topology-level-the-pool-lacks-in-a-trainjob-patch": Bad(
         "prod-topology",
@@ -551,6 +584,193 @@ BAD = {
         "runtime-ref",
         "spec.runtimeRef",
         "is not set",
+        "set spec.runtimeRef: {name: torch-distributed, kind: ClusterTrainingRuntime}",
+    ),
+    # the API server refuses a podFailurePolicy unless restartPolicy is Never (and podReplacementPolicy Failed)
+    "pod-failure-policy-with-restart-on-failure": Bad(
+        "dev",
+        changed(job(DEV), f"{TEMPLATE}.restartPolicy", "OnFailure"),
+        "pod-failure-policy",
+        f"{TEMPLATE}.restartPolicy",
+        "is 'OnFailure', but the API server accepts a podFailurePolicy only with restartPolicy Never: it refuses the "
+        "Job",
+        f"set {TEMPLATE}.restartPolicy: Never",
+    ),
+    "pod-failure-policy-without-restart-policy": Bad(
+        "prod",
+        changed(job(PROD), f"{TEMPLATE}.restartPolicy", DELETE),
+        "pod-failure-policy",
+        f"{TEMPLATE}.restartPolicy",
+        "is not set, but the API server accepts a podFailurePolicy only with restartPolicy Never",
+    ),
+    "pod-failure-policy-with-terminating-replacement": Bad(
+        "dev",
+        changed(job(DEV), "spec.podReplacementPolicy", "TerminatingOrFailed"),
+        "pod-failure-policy",
+        "spec.podReplacementPolicy",
+        "is 'TerminatingOrFailed', but the API server accepts a podFailurePolicy only with podReplacementPolicy Failed",
+        "set spec.podReplacementPolicy: Failed",
+    ),
+    "pod-failure-policy-missing-on-a-restart-on-failure-job": Bad(
+        "dev",
+        changed(changed(job(DEV), "spec.podFailurePolicy", DELETE), f"{TEMPLATE}.restartPolicy", "OnFailure"),
+        "pod-failure-policy",
+        "spec.podFailurePolicy",
+        "is not set",
+        "set spec.podFailurePolicy: {rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}, "
+        "{action: FailJob, onExitCodes: {containerName: trainer, operator: In, values: [42]}}]} (Ignore: evictions "
+        "and preemption; FailJob: your code's non-retryable exit codes, 42 for the platform's trainer), and set "
+        f"{TEMPLATE}.restartPolicy: Never: the API server accepts a podFailurePolicy only with restartPolicy Never",
+    ),
+    # RDMA resources the pools offer: the RDMA shared device plugin's rdma/shared_ib on InfiniBand pools only
+    "rdma-a-name-no-device-plugin-serves": Bad(
+        "prod",
+        changed(tf_job(PROD, workers=1, gpus=8, pool="h100"), f"{WORKER}.containers[0].resources", HCA),
+        "rdma",
+        f"{WORKER}.containers[0].resources.limits",
+        "container 'trainer' asks for rdma/hca, which no pool of this stack offers (rdma/shared_ib on InfiniBand "
+        "pools): no node ever has it, so the pod can never be scheduled",
+        "replace rdma/hca with rdma/shared_ib: 1 in its requests and limits",
+    ),
+    "rdma-a-name-no-device-plugin-serves-multi-node": Bad(
+        "prod",
+        changed(tf_job(PROD, workers=2, gpus=8, pool="h100"), f"{WORKER}.containers[0].resources", HCA),
+        "rdma",
+        f"{WORKER}.containers[0].resources.limits",
+        "asks for rdma/hca, which no pool of this stack offers",
+        "replace rdma/hca with rdma/shared_ib: 1",
+    ),
+    "rdma-on-dev-without-infiniband": Bad(
+        "dev",
+        with_rdma(job(DEV)),
+        "rdma",
+        f"{CONTAINER}.resources.limits",
+        "asks for rdma/shared_ib, which no pool of this stack offers (it has no InfiniBand pool)",
+        "remove rdma/shared_ib from its requests and limits",
+    ),
+    "rdma-trainjob-on-the-infiniband-runtime": Bad(
+        "prod",
+        train_job(PROD, gpus=8, pool="h100", runtime=TORCH_DISTRIBUTED_INFINIBAND_RUNTIME),
+        "rdma",
+        "spec.trainer.resourcesPerNode.limits",
+        "container 'node' of a multi-node job on InfiniBand pool h100 does not ask for rdma/shared_ib",
+        "add rdma/shared_ib: 1 to its requests and limits (not scarce: every pod of the node shares the HCAs), and "
+        "keep the runtime torch-distributed-infiniband",
+    ),
+    # the training runtime a TrainJob names
+    "runtime-ref-tcp-runtime-on-an-infiniband-pool": Bad(
+        "prod",
+        train_job_rdma(train_job(PROD, gpus=8, pool="h100")),
+        "runtime-ref",
+        "spec.runtimeRef.name",
+        "names 'torch-distributed', whose NCCL talks TCP over the pod network, but the TrainJob's 2 nodes land on "
+        "InfiniBand pool h100: the HCAs stay unused",
+        "set spec.runtimeRef.name: torch-distributed-infiniband",
+    ),
+    "runtime-ref-not-installed-on-the-stack": Bad(
+        "dev",
+        train_job(DEV, runtime=TORCH_DISTRIBUTED_INFINIBAND_RUNTIME),
+        "runtime-ref",
+        "spec.runtimeRef.name",
+        "names ClusterTrainingRuntime 'torch-distributed-infiniband', which this stack does not install (its "
+        "runtimes: torch-distributed): the Trainer's webhook refuses the TrainJob",
+        "set spec.runtimeRef.name: torch-distributed",
+    ),
+    "runtime-ref-no-runtime-kind": Bad(
+        "dev",
+        changed(train_job(DEV), "spec.runtimeRef.kind", "Runtime"),
+        "runtime-ref",
+        "spec.runtimeRef",
+        "names a trainer.kubeflow.org Runtime, which is no training runtime kind",
+        "set spec.runtimeRef: {name: torch-distributed, kind: ClusterTrainingRuntime}",
+    ),
+    "trainjob-legacy-pod-spec-overrides": Bad(
+        "prod",
+        changed(train_job(PROD), "spec.podSpecOverrides", [{"targetJobs": [{"name": "node"}], **A100_PIN}]),
+        "trainjob-overrides",
+        "spec.podSpecOverrides",
+        "is no field of the TrainJob of Kubeflow Trainer v2.3.0 (runtimePatches replaced it)",
+        "remove spec.podSpecOverrides, and pin the trainer's pods with a runtime patch: add to spec.runtimePatches: "
+        "{manager: team-a/placement, trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: "
+        "{spec: {template: {spec: {nodeSelector: {agentpool: a100}}}}}}]}}}}",
+    ),
+    # schedulers: the cluster's own only
+    "scheduler-volcano": Bad(
+        "dev",
+        changed(job(DEV), f"{TEMPLATE}.schedulerName", "volcano"),
+        "scheduler",
+        f"{TEMPLATE}.schedulerName",
+        "names scheduler 'volcano', which this platform does not run (AKS runs default-scheduler only): no "
+        "scheduler binds the pods, so they stay Pending after Kueue admits them",
+        f"remove {TEMPLATE}.schedulerName (or set it to default-scheduler)",
+    ),
+    "scheduler-of-a-pytorchjob-worker": Bad(
+        "prod",
+        changed(pytorch_job(PROD), "spec.pytorchReplicaSpecs.Worker.template.spec.schedulerName", "kube-batch"),
+        "scheduler",
+        "spec.pytorchReplicaSpecs.Worker.template.spec.schedulerName",
+        "names scheduler 'kube-batch'",
+    ),
+    # a team's own TrainingRuntime: its images as any pod's
+    "image-training-runtime-tag-where-digests-required": Bad(
+        "prod",
+        training_runtime(PROD, image="acr.io/team-a/torch:1.4"),
+        "image-pinned",
+        f"{RUNTIME_TRAINER}.containers[0].image",
+        "image 'acr.io/team-a/torch:1.4' is not pinned by digest (@sha256:...), which this stack requires",
+        "pin it by digest",
+    ),
+    "image-training-runtime-initializer-latest": Bad(
+        "dev",
+        changed(training_runtime(DEV), f"{RUNTIME_INITIALIZER}.containers[0].image", "busybox:latest"),
+        "image-pinned",
+        f"{RUNTIME_INITIALIZER}.containers[0].image",
+        "image 'busybox:latest' is not pinned",
+    ),
+    "scheduler-in-a-training-runtime": Bad(
+        "dev",
+        changed(training_runtime(DEV), f"{RUNTIME_TRAINER}.schedulerName", "volcano"),
+        "scheduler",
+        f"{RUNTIME_TRAINER}.schedulerName",
+        "names scheduler 'volcano'",
+    ),
+    # a CronJob: its runs are Jobs of its job template, queued by the template's labels
+    "cronjob-queue-on-its-job-template": Bad(
+        "dev",
+        changed(cron_job(DEV), f"spec.jobTemplate.{QUEUE}", "fast"),
+        "queue",
+        f"spec.jobTemplate.{QUEUE}",
+        "names LocalQueue 'fast', which does not exist in namespace team-a",
+    ),
+    "cronjob-without-pod-failure-policy": Bad(
+        "prod",
+        changed(cron_job(PROD), "spec.jobTemplate.spec.podFailurePolicy", DELETE),
+        "pod-failure-policy",
+        "spec.jobTemplate.spec.podFailurePolicy",
+        "is not set",
+        "set spec.jobTemplate.spec.podFailurePolicy: {rules: [",
+    ),
+    "cronjob-restart-on-failure-with-pod-failure-policy": Bad(
+        "dev",
+        changed(cron_job(DEV), "spec.jobTemplate.spec.template.spec.restartPolicy", "OnFailure"),
+        "pod-failure-policy",
+        "spec.jobTemplate.spec.template.spec.restartPolicy",
+        "is 'OnFailure', but the API server accepts a podFailurePolicy only with restartPolicy Never",
+        "set spec.jobTemplate.spec.template.spec.restartPolicy: Never",
+    ),
+    "cronjob-image-unpinned": Bad(
+        "prod",
+        changed(cron_job(PROD), "spec.jobTemplate.spec.template.spec.containers[0].image", "acr.io/etl:2"),
+        "image-pinned",
+        "spec.jobTemplate.spec.template.spec.containers[0].image",
+        "is not pinned by digest",
+    ),
+    "namespace-of-a-training-runtime": Bad(
+        "dev",
+        training_runtime(DEV, namespace="ml"),
+        "namespace",
+        "metadata.namespace",
+        "'ml' is not a team namespace",
     ),
 }
 
@@ -564,11 +784,13 @@ def test_bad_manifest_gets_exactly_its_finding(case: Bad) -> None:
 
 
 def test_every_check_has_a_bad_case() -> None:
-    checks = {case.check for case in [*BAD.values(), *SERVING_BAD.values()]}
+    checks = {case.check for case in [*BAD.values(), *SERVING_BAD.values(), *ACROSS_BAD.values()]}
     checks |= {finding.check for _, _, expected in ROUTE_BAD.values() for finding in expected}
-    # Each check function reports under one id of its own (the canary routes' across documents); the tables name
-    # every id at least once.
-    assert len(checks) == len(WORKLOAD_CHECKS) + len(ROLE_CHECKS) + len(GANG_CHECKS) + 1
+    # Each check function reports under one id of its own (a TrainingRuntime runs some of them again), and so do
+    # the checks across documents (canary routes, ServiceAccounts, claims); the tables name every id at least once.
+    functions = {*WORKLOAD_CHECKS, *ROLE_CHECKS, *GANG_CHECKS, *RUNTIME_WORKLOAD_CHECKS, *RUNTIME_ROLE_CHECKS}
+    assert {*RUNTIME_WORKLOAD_CHECKS, *RUNTIME_ROLE_CHECKS} < {*WORKLOAD_CHECKS, *ROLE_CHECKS}
+    assert len(checks) == len(functions) + len((ROUTES_CHECK, SERVICE_ACCOUNT_CHECK, CLAIM_CHECK))
     assert checks == {
         "model-name",
         "installed",
@@ -591,6 +813,8 @@ def test_every_check_has_a_bad_case() -> None:
         "gang-quota",
         "pod-failure-policy",
         "runtime-ref",
+        "trainjob-overrides",
+        "scheduler",
         "serving-pool",
         "serving-priority",
         "canary",
@@ -599,6 +823,8 @@ def test_every_check_has_a_bad_case() -> None:
         "storage-container",
         "model-identity",
         ROUTES_CHECK,
+        SERVICE_ACCOUNT_CHECK,
+        CLAIM_CHECK,
     }
 
 
@@ -687,12 +913,200 @@ GOOD = {
         "dev",
         changed(job(DEV), f"{CONTAINER}.resources", {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}}),
     ),
+    # No GPU, no NCCL: an Indexed Job of CPU shards is not asked for a memory-backed /dev/shm.
+    "cpu-only-parallel-job-needs-no-shm": (
+        "dev",
+        changed(
+            job(DEV, parallelism=4, shm=False),
+            f"{CONTAINER}.resources",
+            {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}},
+        ),
+    ),
+    "cpu-only-jobset-needs-no-shm": (
+        "prod",
+        changed(
+            jobset(PROD, replicas=2, parallelism=2, shm=False),
+            "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources",
+            {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}},
+        ),
+    ),
+    "the-default-scheduler-named": ("dev", changed(job(DEV), f"{TEMPLATE}.schedulerName", "default-scheduler")),
+    "prod-h100-trainjob-on-the-infiniband-runtime": (
+        "prod",
+        train_job_rdma(train_job(PROD, gpus=8, pool="h100", runtime=TORCH_DISTRIBUTED_INFINIBAND_RUNTIME)),
+    ),
+    # One node talks to no other: the TCP runtime and no RDMA resource are right.
+    "prod-h100-single-node-trainjob-on-the-tcp-runtime": ("prod", train_job(PROD, nodes=1, gpus=8, pool="h100")),
+    "trainjob-on-a-team-training-runtime": (
+        "prod",
+        changed(train_job(PROD), "spec.runtimeRef", {"name": "team-torch", "kind": "TrainingRuntime"}),
+    ),
+    # The CronJob's own labels reach no Job: without labels on the template, Kueue defaults its Jobs to `default`.
+    "cronjob-labels-on-the-cronjob-only": (
+        "dev",
+        changed(
+            changed(cron_job(DEV), "spec.jobTemplate.metadata", DELETE),
+            "metadata.labels",
+            {"kueue.x-k8s.io/queue-name": "fast"},
+        ),
+    ),
+    "training-runtime-dev": ("dev", training_runtime(DEV)),
+    "training-runtime-prod": ("prod", training_runtime(PROD)),
+    "job-restart-policy-never-and-replacement-failed": (
+        "dev",
+        changed(job(DEV), "spec.podReplacementPolicy", "Failed"),
+    ),
 }
 
 
 @pytest.mark.parametrize(("stack", "manifest"), GOOD.values(), ids=GOOD.keys())
 def test_good_manifest_has_no_finding(stack: str, manifest: dict[str, Any]) -> None:
     assert findings(stack, manifest) == []
+
+
+# --- across documents: the ServiceAccounts and claims the pods name ---------------------------------------------
+
+
+def service_account(name: str, namespace: str = "team-a") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
+
+
+def claim(name: str, namespace: str = "team-a") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Ti"}}},
+    }
+
+
+class Across(NamedTuple):
+    stack: str
+    manifests: list[dict[str, Any]]
+    # The 1-based document the one finding belongs to.
+    document: int
+    check: str
+    path: str
+    problem: str
+    fix: str
+
+
+CLAIM_PATH = f"{TEMPLATE}.volumes[{{}}].persistentVolumeClaim.claimName"
+DATASETS_VOLUME = 1
+
+ACROSS_BAD = {
+    "service-account-that-does-not-exist": Across(
+        "dev",
+        [changed(job(DEV), f"{TEMPLATE}.serviceAccountName", "trainer")],
+        1,
+        SERVICE_ACCOUNT_CHECK,
+        f"{TEMPLATE}.serviceAccountName",
+        "names ServiceAccount 'trainer', which does not exist in namespace team-a (there: default, training): the "
+        "API server refuses every pod of it",
+        f"set {TEMPLATE}.serviceAccountName: training (the team's workload identity; or remove it for the "
+        "namespace's default), or check a ServiceAccount 'trainer' of namespace team-a with the workload",
+    ),
+    "service-account-by-its-deprecated-field": Across(
+        "prod",
+        [changed(changed(pod(PROD), "spec.serviceAccountName", DELETE), "spec.serviceAccount", "ghost")],
+        1,
+        SERVICE_ACCOUNT_CHECK,
+        "spec.serviceAccount",
+        "names ServiceAccount 'ghost', which does not exist in namespace team-a (there: default, training)",
+        "set spec.serviceAccount: training (the team's workload identity; or remove it for the namespace's default), "
+        "or check a ServiceAccount 'ghost' of namespace team-a with the workload",
+    ),
+    "service-account-of-another-namespace": Across(
+        "prod",
+        [service_account("etl", "team-b"), changed(job(PROD), f"{TEMPLATE}.serviceAccountName", "etl")],
+        2,
+        SERVICE_ACCOUNT_CHECK,
+        f"{TEMPLATE}.serviceAccountName",
+        "names ServiceAccount 'etl', which does not exist in namespace team-a (there: default, training)",
+        f"set {TEMPLATE}.serviceAccountName: training",
+    ),
+    "claim-misspelt": Across(
+        "dev",
+        [changed(job(DEV), CLAIM_PATH.format(DATASETS_VOLUME), "dataset")],
+        1,
+        CLAIM_CHECK,
+        CLAIM_PATH.format(DATASETS_VOLUME),
+        "names PersistentVolumeClaim 'dataset', which does not exist in namespace team-a (there: checkpoints, "
+        "datasets): the pod stays Pending",
+        f"set {CLAIM_PATH.format(DATASETS_VOLUME)}: datasets, or check a PersistentVolumeClaim 'dataset' of "
+        "namespace team-a with the workload",
+    ),
+    "claim-of-another-namespace": Across(
+        "prod",
+        [claim("scratch", "team-b"), changed(job(PROD), CLAIM_PATH.format(DATASETS_VOLUME), "scratch")],
+        2,
+        CLAIM_CHECK,
+        CLAIM_PATH.format(DATASETS_VOLUME),
+        "names PersistentVolumeClaim 'scratch', which does not exist in namespace team-a (there: checkpoints, "
+        "datasets)",
+        f"set {CLAIM_PATH.format(DATASETS_VOLUME)}: checkpoints, or check a PersistentVolumeClaim 'scratch' of "
+        "namespace team-a with the workload",
+    ),
+    "service-account-of-a-training-runtime": Across(
+        "dev",
+        [changed(training_runtime(DEV), f"{RUNTIME_TRAINER}.serviceAccountName", "runner")],
+        1,
+        SERVICE_ACCOUNT_CHECK,
+        f"{RUNTIME_TRAINER}.serviceAccountName",
+        "names ServiceAccount 'runner', which does not exist in namespace team-a",
+        f"set {RUNTIME_TRAINER}.serviceAccountName: training",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ACROSS_BAD.values(), ids=ACROSS_BAD.keys())
+def test_a_missing_service_account_or_claim_gets_exactly_its_finding(case: Across) -> None:
+    found = check_manifests(case.manifests, PLATFORMS[case.stack], file="case.yaml")
+    assert [(f.document, f.check, f.path) for f in found] == [(case.document, case.check, case.path)], found
+    assert case.problem in found[0].problem
+    assert found[0].fix.startswith(case.fix)
+
+
+ACROSS_GOOD = {
+    "the-platforms-service-account-and-claims": ("prod", [job(PROD)]),
+    "the-namespaces-default-service-account": ("dev", [changed(job(DEV), f"{TEMPLATE}.serviceAccountName", "default")]),
+    "a-service-account-and-claim-of-the-team-checked-with-the-job": (
+        "dev",
+        [
+            service_account("etl"),
+            claim("scratch"),
+            changed(
+                changed(job(DEV), f"{TEMPLATE}.serviceAccountName", "etl"),
+                CLAIM_PATH.format(DATASETS_VOLUME),
+                "scratch",
+            ),
+        ],
+    ),
+    # An InferenceService's ServiceAccount is the serving checks' (the storage initializer's identity).
+    "a-training-runtimes-own-claim": (
+        "prod",
+        [
+            claim("cache"),
+            changed(training_runtime(PROD), f"{RUNTIME_TRAINER}.volumes[1].persistentVolumeClaim.claimName", "cache"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("stack", "manifests"), ACROSS_GOOD.values(), ids=ACROSS_GOOD.keys())
+def test_existing_service_accounts_and_claims_pass(stack: str, manifests: list[dict[str, Any]]) -> None:
+    assert check_manifests(manifests, PLATFORMS[stack], file="case.yaml") == []
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_checker_knows_the_service_accounts_and_claims_the_platform_creates(stack: str) -> None:
+    """What the checker takes as existing is what components.teams creates in each team namespace (and the
+    namespace's default ServiceAccount)."""
+    for team in PLATFORMS[stack].teams:
+        created = {claim["metadata"]["name"] for claim in team_claims(team)}
+        assert platform_claims(team) == sorted(created) == ["checkpoints", "datasets"]
+        account = team_service_account(team, "client-id")["metadata"]["name"]
+        assert platform_service_accounts(team) == sorted({"default", account}) == ["default", "training"]
 
 
 # --- the normalizer ---------------------------------------------------------------------------------------------
@@ -703,6 +1117,7 @@ PODS = {
     "pytorchjob-master-and-workers": (pytorch_job(DEV, workers=3), [1, 3]),
     "tfjob-workers": (tf_job(DEV, workers=2), [2]),
     "jobset-replicas-times-parallelism": (jobset(DEV, replicas=2, parallelism=3), [6]),
+    "cronjob-runs-a-job-of-its-parallelism": (cron_job(DEV, parallelism=3, gpus=0), [3]),
     "trainjob-num-nodes": (train_job(DEV, nodes=3), [3]),
     "deployment-admits-pod-by-pod": (deployment(DEV, replicas=5), [1]),
     "pod": (pod(DEV), [1]),
@@ -720,6 +1135,7 @@ def test_normalizer_reads_the_pod_template_of_each_kind() -> None:
     paths = {kind: [role.spec_path for role in normalize(build(DEV)).roles] for kind, build in BUILDERS.items()}
     assert paths == {
         "Job": ["spec.template.spec"],
+        "CronJob": ["spec.jobTemplate.spec.template.spec"],
         "PyTorchJob": [
             "spec.pytorchReplicaSpecs.Master.template.spec",
             "spec.pytorchReplicaSpecs.Worker.template.spec",
@@ -759,7 +1175,7 @@ def test_text_names_file_document_object_path_problem_check_and_fix() -> None:
     lines = render_text(_report()).splitlines()
     assert lines[0] == "jobs.yaml#2 Job/team-a/train"
     assert lines[1].startswith("  spec.podFailurePolicy: is not set: ") and lines[1].endswith("[pod-failure-policy]")
-    assert lines[2].startswith("    fix: add rules: action Ignore on the DisruptionTarget")
+    assert lines[2].startswith("    fix: set spec.podFailurePolicy: {rules: [{action: Ignore, onPodConditions: [")
     assert lines[-1] == "stack dev: 1 workloads in 1 files checked, 1 finding"
 
 
