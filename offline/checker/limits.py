@@ -30,21 +30,28 @@ def _above(request: object, default: str) -> bool:
 
 def check_cpu_memory_limits(scope: Scope, role: Role) -> Iterator[Problem]:
     """A container of a team namespace that requests more CPU or memory than the LimitRange's default limit states
-    its own limit."""
+    its own limit of it; one finding per container, naming each resource."""
     if scope.team is None:
         return
     for path, container, _ in containers(role.spec):
         resources = mapping(container.get("resources"))
         requests, limits = mapping(resources.get("requests")), mapping(resources.get("limits"))
-        for resource, default in DEFAULT_LIMITS.items():
-            request = requests.get(resource)
-            if request is None or resource in limits or not _above(request, default):
-                continue
-            yield Problem(
-                "cpu-memory-limits",
-                role.at(f"{path}.resources.limits"),
-                f"requests {resource} {request} but states no {resource} limit: the namespace's LimitRange then gives "
-                f"it the default limit {default}, below its request, so the API server refuses the pod (the team's "
-                f"ResourceQuota bounds limits.{resource})",
-                f"set {role.at(f'{path}.resources.limits.{resource}')}: {request}, equal to the request",
-            )
+        unlimited = {
+            resource: requests[resource]
+            for resource, default in DEFAULT_LIMITS.items()
+            if resource in requests and resource not in limits and _above(requests[resource], default)
+        }
+        if not unlimited:
+            continue
+        limits_path = role.at(f"{path}.resources.limits")
+        asked = " and ".join(f"{resource} {request}" for resource, request in unlimited.items())
+        defaults = " and ".join(f"{DEFAULT_LIMITS[resource]} {resource}" for resource in unlimited)
+        yield Problem(
+            "cpu-memory-limits",
+            limits_path,
+            f"requests {asked} but states no limit of {'them' if len(unlimited) > 1 else 'it'}: the namespace's "
+            f"LimitRange then gives it the default limit ({defaults}), below its request, so the API server refuses "
+            f"the pod (the team's ResourceQuota bounds limits.cpu and limits.memory)",
+            " and ".join(f"set {limits_path}.{resource}: {request}" for resource, request in unlimited.items())
+            + ", equal to the request",
+        )

@@ -439,6 +439,14 @@ def check_rdma(scope: Scope, role: Role) -> Iterator[Problem]:
         (path, container, sorted(_rdma_requests(container) - set(offered)))
         for path, container, _ in containers(role.spec)
     ]
+    elsewhere = sorted(name for name, facts in pools.items() if not facts.infiniband)
+    # The platform's RDMA resource exists on InfiniBand pools only: where the queue has others too, the same fix pins
+    # one, or the pod would be placed where its new resource does not exist.
+    pin = (
+        f", and pin an InfiniBand pool: {pin_fix(workload, role, pools[infiniband[0]])}"
+        if elsewhere and infiniband
+        else ""
+    )
     for path, container, names in unknown:
         if not names:
             continue
@@ -448,7 +456,7 @@ def check_rdma(scope: Scope, role: Role) -> Iterator[Problem]:
             resources_path(role, path, container, names[0]),
             f"container '{container.get('name')}' asks for {listed(names)}, which no pool of this stack offers"
             f"{where}: no node ever has it, so the pod can never be scheduled",
-            f"replace {listed(names)} with {offered[0]}: 1 in its requests and limits"
+            f"replace {listed(names)} with {offered[0]}: 1 in its requests and limits{pin}"
             if offered and infiniband
             else f"remove {listed(names)} from its requests and limits",
         )
@@ -467,7 +475,6 @@ def check_rdma(scope: Scope, role: Role) -> Iterator[Problem]:
                     f"add {missing[0]}: 1 to its requests and limits (not scarce: every pod of the node shares the "
                     f"HCAs), and {_nccl_infiniband(workload)}",
                 )
-    elsewhere = sorted(name for name, facts in pools.items() if not facts.infiniband)
     asked = sorted({name for _, c, _ in containers(role.spec) for name in _rdma_requests(c)} & set(offered))
     if asked and elsewhere:
         yield Problem(

@@ -214,8 +214,9 @@ BAD = {
         changed(cpu_job(PROD), f"{CONTAINER}.resources", {"requests": {"cpu": "4", "memory": "1Gi"}}),
         "cpu-memory-limits",
         f"{CONTAINER}.resources.limits",
-        "requests cpu 4 but states no cpu limit: the namespace's LimitRange then gives it the default limit 500m, "
-        "below its request, so the API server refuses the pod (the team's ResourceQuota bounds limits.cpu)",
+        "requests cpu 4 but states no limit of it: the namespace's LimitRange then gives it the default limit (500m "
+        "cpu), below its request, so the API server refuses the pod (the team's ResourceQuota bounds limits.cpu and "
+        "limits.memory)",
         f"set {CONTAINER}.resources.limits.cpu: 4, equal to the request",
     ),
     "memory-request-without-a-limit": Bad(
@@ -223,8 +224,8 @@ BAD = {
         changed(cpu_job(DEV), f"{CONTAINER}.resources", {"requests": {"memory": "8Gi"}, "limits": {"cpu": "1"}}),
         "cpu-memory-limits",
         f"{CONTAINER}.resources.limits",
-        "requests memory 8Gi but states no memory limit: the namespace's LimitRange then gives it the default "
-        "limit 1Gi",
+        "requests memory 8Gi but states no limit of it: the namespace's LimitRange then gives it the default limit "
+        "(1Gi memory)",
         f"set {CONTAINER}.resources.limits.memory: 8Gi, equal to the request",
     ),
     # installed

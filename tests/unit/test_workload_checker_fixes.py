@@ -30,6 +30,7 @@ import yaml
 from offline.checker.cli import Finding, check_manifests
 from offline.checker.normalize import normalize
 from tests.support.manifests import DELETE, changed, resolve, train_job
+from tests.support.seed import SEED_BATCH_JOB, SEED_DDP_PYTORCHJOB, SEED_PREPROCESS_JOB
 from tests.unit.test_workload_checker import ACROSS_BAD, BAD, PLATFORMS, PROD
 
 PATH = r"(?:spec|metadata)(?:[\w.-]|\[\d+\]|\['[^']*'\])*"
@@ -184,6 +185,10 @@ CASES = {
     # Several findings at once: a 2 x H100 TrainJob on the TCP runtime without the RDMA resource; a TFJob of two
     # H100 workers asking for an RDMA resource no pool offers, for another scheduler and a long grace period.
     "trainjob-h100-tcp-runtime-no-rdma": Case("prod", [train_job(PROD, gpus=8, pool="h100")]),
+    # The seed article's forms (tests/support/seed.py): each fix of the checker, followed, leads to the platform's.
+    "seed-batch-job": Case("prod", [copy.deepcopy(SEED_BATCH_JOB)]),
+    "seed-preprocess-job": Case("prod", [copy.deepcopy(SEED_PREPROCESS_JOB)]),
+    "seed-ddp-pytorchjob-on-volcano": Case("prod", [copy.deepcopy(SEED_DDP_PYTORCHJOB)]),
     "tfjob-with-rdma-hca-volcano-and-a-long-grace": Case(
         "prod",
         [
@@ -209,7 +214,7 @@ def test_each_fix_applied_as_written_clears_its_finding_and_adds_none(case: Case
     assert before, "a bad case has findings"
     for finding in before:
         after = check(fixed(case, finding))
-        still = [(f.check, f.path) for f in after if f.check == finding.check]
+        still = [(f.check, f.path) for f in after if (f.check, f.path) == (finding.check, finding.path)]
         assert still == [], f"the fix {finding.fix!r} leaves {still}"
         new = {(f.check, f.path) for f in after} - {(f.check, f.path) for f in before}
         assert new == set(), f"the fix {finding.fix!r} brings {new}"
