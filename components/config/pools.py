@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from components.config import defaults, validators
 from components.config.errors import ConfigError
@@ -207,14 +207,7 @@ def _gpu_pool(
         driver=_driver(f["driver"], gpu_software),
         labels=_pool_labels(f["labels"]),
         taints=_taints(f["taints"].or_default(default["taints"])),
-        zones=read_zones(f["zones"]) if f["zones"].present else cluster_zones,
-        max_pods=f["maxPods"].or_default(default["maxPods"]).integer(minimum=10, maximum=250),
-        max_surge=_max_surge(f["maxSurge"].or_default(default["maxSurge"])),
-        drain_timeout_minutes=f["drainTimeoutMinutes"]
-        .or_default(default["drainTimeoutMinutes"])
-        .integer(minimum=1, maximum=1440),
-        os_disk_size_gb=f["osDiskSizeGb"].or_default(default["osDiskSizeGb"]).integer(minimum=30, maximum=2048),
-        encryption_at_host=f["encryptionAtHost"].or_default(default["encryptionAtHost"]).boolean(),
+        **_node_settings(f, default, cluster_zones),
         topology_aware_scheduling=_topology_aware(
             f["topologyAwareScheduling"].or_default(default["topologyAwareScheduling"]),
             name=name,
@@ -292,19 +285,27 @@ def _cpu_pool(node: ConfigNode, cluster_zones: tuple[str, ...]) -> CpuPoolSettin
         spot=spot,
         spot_max_price=_spot_max_price(f["spotMaxPrice"], spot),
         labels=validators.labels(f["labels"], platform_owned=CPU_PLATFORM_LABELS),
-        zones=read_zones(f["zones"]) if f["zones"].present else cluster_zones,
-        max_pods=f["maxPods"].or_default(default["maxPods"]).integer(minimum=10, maximum=250),
-        max_surge=_max_surge(f["maxSurge"].or_default(default["maxSurge"])),
-        drain_timeout_minutes=f["drainTimeoutMinutes"]
-        .or_default(default["drainTimeoutMinutes"])
-        .integer(minimum=1, maximum=1440),
-        os_disk_size_gb=f["osDiskSizeGb"].or_default(default["osDiskSizeGb"]).integer(minimum=30, maximum=2048),
-        encryption_at_host=f["encryptionAtHost"].or_default(default["encryptionAtHost"]).boolean(),
+        **_node_settings(f, default, cluster_zones),
     )
 
 
-def _max_surge(node: ConfigNode) -> str:
-    return node.string(pattern=validators.MAX_SURGE, describe="a node count such as '1' or a percentage such as '33%'")
+def _node_settings(
+    f: Mapping[str, ConfigNode], default: Mapping[str, Any], cluster_zones: tuple[str, ...]
+) -> dict[str, Any]:
+    """The fields every user pool has, GPU or CPU: where its nodes are, how many pods each runs, how it upgrades,
+    its OS disk."""
+    return {
+        "zones": read_zones(f["zones"]) if f["zones"].present else cluster_zones,
+        "max_pods": f["maxPods"].or_default(default["maxPods"]).integer(minimum=10, maximum=250),
+        "max_surge": f["maxSurge"]
+        .or_default(default["maxSurge"])
+        .string(pattern=validators.MAX_SURGE, describe="a node count such as '1' or a percentage such as '33%'"),
+        "drain_timeout_minutes": f["drainTimeoutMinutes"]
+        .or_default(default["drainTimeoutMinutes"])
+        .integer(minimum=1, maximum=1440),
+        "os_disk_size_gb": f["osDiskSizeGb"].or_default(default["osDiskSizeGb"]).integer(minimum=30, maximum=2048),
+        "encryption_at_host": f["encryptionAtHost"].or_default(default["encryptionAtHost"]).boolean(),
+    }
 
 
 def _topology_aware(
