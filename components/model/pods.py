@@ -45,6 +45,8 @@ ALL_VOLUMES = (DATASETS_CLAIM, CHECKPOINTS_CLAIM, SHM_VOLUME, TRAINER_CONFIG_MAP
 NODE_SHARE = Fraction(3, 4)
 # Of a pod's memory, the part PyTorch's DataLoader workers may use as shared memory (/dev/shm).
 SHM_SHARE = Fraction(1, 4)
+# The least memory of a training pod: its /dev/shm's 1 GiB and room for the process beside it.
+MIN_POD_MEMORY_GIB = 2
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,13 @@ class PodSize:
 
 def pod_size(team: TeamSettings, facts: GpuPoolFacts, units: int, pods: int) -> PodSize:
     """A pod's share of a node (`NODE_SHARE` of what its GPU units are of the node), and never more than its part of
-    the team's nominal CPU and memory quota, so the whole workload is admitted without borrowing CPU or memory."""
+    the team's nominal CPU and memory quota, so the whole workload is admitted without borrowing CPU or memory. At
+    least one CPU and 2 GiB (a pod of 0 GiB is refused by the API server, and its 1 GiB /dev/shm needs room beside
+    the process): a team whose quota holds less per pod borrows the rest from its cohort."""
     share = Fraction(units, facts.resources_per_node) * NODE_SHARE
     cpu = min(math.floor(facts.vcpus_per_node * share), math.floor(quantity_value(team.cpu) / pods))
     memory = min(math.floor(facts.memory_gib_per_node * share), math.floor(quantity_value(team.memory) / GIB / pods))
+    memory = max(memory, MIN_POD_MEMORY_GIB)
     return PodSize(cpu=max(cpu, 1), memory_gib=memory, shm_gib=max(math.floor(memory * SHM_SHARE), 1))
 
 

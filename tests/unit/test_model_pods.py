@@ -450,6 +450,14 @@ def test_a_pod_gets_one_cpu_and_one_gib_of_shared_memory_at_least() -> None:
     assert pod_size(sized(team_a, 16, "3Gi"), T4, 1, 1) == PodSize(cpu=6, memory_gib=3, shm_gib=1)
 
 
+def test_a_pod_gets_two_gib_of_memory_at_least() -> None:
+    team_a = POOLS.team("team-a").settings
+    # 1 GiB for two pods is half a GiB each, which rounds down to 0: a pod of 0 GiB is refused, and /dev/shm's 1 GiB
+    # needs room beside the process.
+    assert pod_size(sized(team_a, 16, "1Gi"), T4, 1, 2) == PodSize(cpu=6, memory_gib=2, shm_gib=1)
+    assert pod_size(sized(team_a, 16, "3Gi"), H100_POOL, 8, 2) == PodSize(cpu=8, memory_gib=2, shm_gib=1)
+
+
 def test_a_pod_size_asks_the_same_as_requests_and_limits() -> None:
     requested = PodSize(cpu=6, memory_gib=42, shm_gib=10).resources("nvidia.com/mig-1g.10gb", 2)
     assert_exactly(requested, resources("6", "42Gi", **{"nvidia.com/mig-1g.10gb": 2}))
