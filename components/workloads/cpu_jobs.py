@@ -185,7 +185,8 @@ def _indexed(platform: Platform, team: Team, pool: CpuPoolFacts) -> Manifest:
     size = cpu_pod_size(team, pool, "1", "2Gi", INDEXES)
     command = ["python", "-c", INDEXED_SCRIPT.strip(), f"{CHECKPOINTS_MOUNT}/{INDEXED_NAME}", str(INDEXES)]
     spec = _job_spec(platform, _pod_template(platform, INDEXED_NAME, command, size))
-    # backoffLimitPerIndex replaces backoffLimit (the API server refuses both), and FailIndex a failing index only.
+    # Left unset, backoffLimit defaults to MaxInt32 beside backoffLimitPerIndex (kubernetes pkg/apis/batch/v1
+    # defaults.go SetDefaults_Job): each index's own limit counts, and FailIndex fails a failing index only.
     del spec["backoffLimit"]
     spec["podFailurePolicy"] = _disruptions_ignored("FailIndex")
     return {

@@ -114,7 +114,7 @@ def test_the_indexed_job_retries_each_index_on_its_own() -> None:
     spec = workloads("prod", "team-b")[INDEXED_FILE]["spec"]
     assert (spec["completionMode"], spec["completions"], spec["parallelism"]) == ("Indexed", 4, 4)
     assert (spec["backoffLimitPerIndex"], spec["maxFailedIndexes"]) == (2, 1)
-    # The API server refuses backoffLimit beside backoffLimitPerIndex... unless it is the default; the Job leaves it.
+    # Unset, so the API server defaults it to MaxInt32 and each index's own limit is what counts.
     assert "backoffLimit" not in spec
     assert spec["podFailurePolicy"] == {"rules": [DISRUPTIONS_IGNORED, fail_on_42("FailIndex")]}
     (container,) = spec["template"]["spec"]["containers"]
