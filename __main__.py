@@ -8,6 +8,8 @@ node pools -> GPU software -> RDMA -> training -> shared storage -> team workspa
 
 import pulumi
 
+from components.audit import AuditTrail, AuditTrailArgs
+from components.backup import protect_data
 from components.base.stack import load_platform
 from components.cluster import AksCluster, AksClusterArgs
 from components.compute import user_pools_in_sequence
@@ -55,6 +57,25 @@ teams = team_workspaces(
     provider=k8s,
 )
 namespaces = {name: workspace.namespace for name, workspace in teams.items()}
+# The way back (soft delete, versioning, AKS Backup in prod) and the audit trail of every account, and the registry.
+backup_accounts = protect_data(
+    platform,
+    azure=azure,
+    team_account_name=storage.account_name,
+    cluster_id=cluster.cluster_id,
+    cluster_name=cluster.cluster_name,
+    cluster_principal_id=cluster.control_plane_principal_id,
+)
+AuditTrail(
+    "audit",
+    AuditTrailArgs(
+        platform=platform,
+        azure=azure,
+        workspace_id=cluster.log_analytics_workspace_id,
+        storage_account_ids={"team-storage": storage.account_id, **backup_accounts},
+        registry_id=cluster.registry_id,
+    ),
+)
 # The API server itself refuses team workloads that waste or bypass GPUs, or run unpinned images.
 AdmissionGuardrails(
     "admission-guardrails",

@@ -37,6 +37,8 @@ DOMAINS = (
     "monitoring",
     "workloads",
     "serving",
+    "audit",
+    "backup",
 )
 # What each layer may import from the project, besides itself.
 ALLOWED = {"core": set(), "config": {"core"}, "model": {"core", "config"}, "base": {"core", "config", "model"}}
