@@ -346,14 +346,15 @@ class ClusterBackup(PlatformComponent):
                 cluster=kubernetesconfiguration.ScopeClusterArgs(release_namespace=AKS_BACKUP_NAMESPACE)
             ),
             configuration_settings=pulumi.Output.all(
-                container.name,
+                AKS_BACKUP_CONTAINER,
                 account.name,
                 azure.resource_group_name,
                 client.subscription_id,
                 client.tenant_id,
                 account.primary_endpoints.blob,
             ).apply(lambda values: extension_settings(*values)),
-            opts=self.child(),
+            # The extension checks its backup location when it installs: the container must exist by then.
+            opts=self.child(depends_on=[container]),
         )
         trusted_access = aks.TrustedAccessRoleBinding(
             f"{name}-trusted-access",
