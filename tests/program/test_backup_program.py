@@ -8,6 +8,8 @@ Ids are recomputed the way `offline/harness/fake_azure.py` builds them from the 
 
 from __future__ import annotations
 
+import yaml
+
 from offline.harness.engine import ProgramRun
 from offline.harness.fake_azure import (
     EXTENSION_PRINCIPAL_ID,
@@ -15,6 +17,7 @@ from offline.harness.fake_azure import (
     SUBSCRIPTION_ID,
     TENANT_ID,
 )
+from offline.plan.create_time import DURATIONS
 
 SOFT_DELETE_DAYS = {"dev": 7, "prod": 30}
 BACKUP_TYPES = (
@@ -258,3 +261,34 @@ def test_prod_backs_up_the_cluster_daily_into_the_operational_tier_for_14_days(
         "cluster-backup-cluster-writes-snapshots",
     ]
     assert {run.named(name).urn for name in prerequisites} <= set(instance.dependencies)
+
+
+def test_the_create_time_model_times_every_audit_and_backup_type(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
+    """The offline create-time report takes these from offline/plan/durations.yaml, not its default."""
+    model = yaml.safe_load(DURATIONS.read_text())["byType"]
+    created = {
+        r.type
+        for r in stack_runs[stack].resources
+        if r.custom
+        and r.parent.split("::")[-1] in {"audit", "team-storage-recovery", "cluster-backup", "cluster-backup-recovery"}
+    }
+    expected = {
+        "azure-native:monitor:DiagnosticSetting": 0.5,
+        "azure-native:storage:BlobServiceProperties": 0.2,
+        "azure-native:storage:FileServiceProperties": 0.2,
+    }
+    if stack == "prod":
+        expected |= {
+            "azure-native:security:DefenderForStorage": 0.5,
+            "azure-native:storage:ManagementPolicy": 0.2,
+            "azure-native:storage:StorageAccount": 0.5,
+            "azure-native:storage:BlobContainer": 0.2,
+            "azure-native:resources:ResourceGroup": 0.2,
+            "azure-native:authorization:RoleAssignment": 0.5,
+            "azure-native:dataprotection:BackupVault": 1,
+            "azure-native:dataprotection:BackupPolicy": 0.2,
+            "azure-native:dataprotection:BackupInstance": 2,
+            "azure-native:kubernetesconfiguration:Extension": 5,
+            "azure-native:containerservice:TrustedAccessRoleBinding": 1,
+        }
+    assert {kind: model.get(kind) for kind in created} == expected
