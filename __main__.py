@@ -1,21 +1,20 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
 The platform model (validated settings and every fact derived from them) -> cluster -> monitoring -> GPU and CPU
-node pools -> GPU software -> RDMA -> training -> shared storage -> team workspaces and their guardrails -> queues
--> serving -> scraping -> exports. Azure resources go where `cluster.azure` says, Kubernetes ones through
-`cluster.provider`.
+node pools -> GPU software -> RDMA -> training -> shared storage -> team workspaces -> the way back (soft delete,
+prod's versioning and AKS backup) and the audit trail -> guardrails -> queues -> serving -> scraping -> exports.
+Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`.
 """
 
 import pulumi
 
-from components.audit import AuditTrail, AuditTrailArgs
-from components.backup import protect_data
 from components.base.stack import load_platform
 from components.cluster import AksCluster, AksClusterArgs
 from components.compute import user_pools_in_sequence
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
+from components.protection import protect_data
 from components.queueing import Queueing, QueueingArgs
 from components.serving import serve_models
 from components.storage import SharedStorage, SharedStorageArgs
@@ -57,25 +56,8 @@ teams = team_workspaces(
     provider=k8s,
 )
 namespaces = {name: workspace.namespace for name, workspace in teams.items()}
-# The way back (soft delete, versioning, AKS Backup in prod) and the audit trail of every account, and the registry.
-backup_accounts = protect_data(
-    platform,
-    azure=azure,
-    team_account_name=storage.account_name,
-    cluster_id=cluster.cluster_id,
-    cluster_name=cluster.cluster_name,
-    cluster_principal_id=cluster.control_plane_principal_id,
-)
-AuditTrail(
-    "audit",
-    AuditTrailArgs(
-        platform=platform,
-        azure=azure,
-        workspace_id=cluster.log_analytics_workspace_id,
-        storage_account_ids={"team-storage": storage.account_id, **backup_accounts},
-        registry_id=cluster.registry_id,
-    ),
-)
+# The way back (soft delete, prod's versioning and AKS backup) and the audit trail of the accounts and the registry.
+protect_data(platform, cluster, storage)
 # The API server itself refuses team workloads that waste or bypass GPUs, or run unpinned images.
 AdmissionGuardrails(
     "admission-guardrails",

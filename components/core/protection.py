@@ -1,7 +1,7 @@
 """What protects the stack's data, decided once per stack: audit logs, soft delete, versioning, Defender for
 Storage and Azure Backup for AKS.
 
-The components (`components.audit`, `components.backup`), the policy pack, the offline cost report and the
+The components (`components.protection`), the policy pack, the offline cost report and the
 restore runbook (docs/operating.md, "Restore runbook") read these facts, so they cannot disagree. dev keeps
 the audit trail and a short soft delete (mistakes happen there too, and both cost little); prod adds blob
 versioning, Defender for Storage and a daily AKS backup.

@@ -85,6 +85,6 @@ def helm_releases(run: ProgramRun) -> dict[str, dict[str, Any]]:
 
 def storage_account_name(run: ProgramRun) -> str:
     """The team storage account's name as the program created it (with the offline engine's subscription)."""
-    # prod also has the AKS backup extension's account (components.backup).
+    # prod also has the AKS backup extension's account (components.protection).
     (account,) = [r for r in run.of_type(STORAGE_ACCOUNT) if r.name == TEAM_STORAGE_ACCOUNT]
     return str(account.inputs["accountName"])

@@ -137,7 +137,7 @@ def _backed_up(args: StackValidationArgs, report: Report) -> None:
             if missing:
                 report(
                     f"cluster {cluster.name} is not backed up, missing: {'; '.join(missing)}; configure Azure Backup "
-                    "for AKS (components.backup)"
+                    "for AKS (components.protection)"
                 )
 
 

@@ -37,8 +37,7 @@ DOMAINS = (
     "monitoring",
     "workloads",
     "serving",
-    "audit",
-    "backup",
+    "protection",
 )
 # What each layer may import from the project, besides itself.
 ALLOWED = {"core": set(), "config": {"core"}, "model": {"core", "config"}, "base": {"core", "config", "model"}}

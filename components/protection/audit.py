@@ -1,4 +1,4 @@
-"""The audit domain (`aks-mlops:audit`): who read, wrote or deleted data, models and images, kept in the stack's
+"""The audit trail (`aks-mlops:protection`): who read, wrote or deleted data, models and images, kept in the stack's
 Log Analytics workspace; Defender for Storage where the stack's protection asks for it (prod).
 
 Diagnostic settings send the blob and file services' StorageRead/StorageWrite/StorageDelete logs of each of the
@@ -85,7 +85,7 @@ class AuditTrailArgs:
 
 
 class AuditTrail(PlatformComponent):
-    TYPE = "aks-mlops:audit:AuditTrail"
+    TYPE = "aks-mlops:protection:AuditTrail"
 
     def __init__(self, name: str, args: AuditTrailArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)

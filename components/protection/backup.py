@@ -1,4 +1,4 @@
-"""The backup domain (`aks-mlops:backup`): the way back after a deletion, an overwrite or a broken cluster.
+"""The way back (`aks-mlops:protection`) after a deletion, an overwrite or a broken cluster.
 
 `StorageRecovery` turns on soft delete (blobs, containers, Files shares) and, where the stack's protection asks
 for it, blob versioning on a storage account, with a lifecycle rule that deletes old versions so their cost stays
@@ -93,7 +93,7 @@ class StorageRecoveryArgs:
 
 
 class StorageRecovery(PlatformComponent):
-    TYPE = "aks-mlops:backup:StorageRecovery"
+    TYPE = "aks-mlops:protection:StorageRecovery"
 
     def __init__(self, name: str, args: StorageRecoveryArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
@@ -283,7 +283,7 @@ class ClusterBackupArgs:
 class ClusterBackup(PlatformComponent):
     """Azure Backup for AKS: a daily backup of the cluster's objects (and of any Azure Disk CSI volume)."""
 
-    TYPE = "aks-mlops:backup:ClusterBackup"
+    TYPE = "aks-mlops:protection:ClusterBackup"
 
     account_id: pulumi.Output[str]
     vault_id: pulumi.Output[str]
@@ -293,30 +293,9 @@ class ClusterBackup(PlatformComponent):
         azure, platform = args.azure, args.platform
         protection = data_protection(platform.protect_stateful)
         zone_redundant = bool(platform.settings.availability_zones)
-        client = authorization.get_client_config_output(opts=self.invoke_options())
         keep = platform.protect_stateful
 
-        account = storage.StorageAccount(
-            f"{name}-account",
-            account_name=pulumi.Output.from_input(azure.subscription_id).apply(azure.names.backup_storage_account),
-            resource_group_name=azure.resource_group_name,
-            **backup_storage_account_args(azure.location, zone_redundant),
-            tags=azure.tags,
-            opts=self.child(protect=keep),
-        )
-        StorageRecovery(
-            f"{name}-recovery",
-            StorageRecoveryArgs(platform=platform, azure=azure, account_name=account.name, files=False),
-            opts=self.child(),
-        )
-        container = storage.BlobContainer(
-            f"{name}-container",
-            container_name=AKS_BACKUP_CONTAINER,
-            account_name=account.name,
-            resource_group_name=azure.resource_group_name,
-            public_access=storage.PublicAccess.NONE,
-            opts=self.child(protect=keep),
-        )
+        account, container = self._backup_location(name, args, zone_redundant)
         snapshots = resources.ResourceGroup(
             f"{name}-snapshots",
             resource_group_name=azure.names.backup_snapshot_resource_group,
@@ -332,7 +311,74 @@ class ClusterBackup(PlatformComponent):
             tags=azure.tags,
             opts=self.child(protect=keep),
         )
-        extension = kubernetesconfiguration.Extension(
+        extension = self._extension(name, args, account, container)
+        trusted_access = aks.TrustedAccessRoleBinding(
+            f"{name}-trusted-access",
+            resource_group_name=azure.resource_group_name,
+            resource_name_=args.cluster_name,
+            trusted_access_role_binding_name="backup-vault",
+            roles=[AKS_BACKUP_TRUSTED_ROLE],
+            source_resource_id=vault.id,
+            opts=self.child(),
+        )
+        roles = self._grants(name, args, account.id, snapshots.id, vault, extension)
+        policy = dataprotection.BackupPolicy(
+            f"{name}-policy",
+            backup_policy_name="aks-daily",
+            vault_name=vault.name,
+            resource_group_name=azure.resource_group_name,
+            properties=daily_policy(protection),
+            opts=self.child(),
+        )
+        # Configuring protection validates the extension, trusted access and the roles: they come first.
+        dataprotection.BackupInstance(
+            f"{name}-instance",
+            backup_instance_name=pulumi.Output.from_input(args.cluster_name).apply(lambda cluster: f"{cluster}-daily"),
+            vault_name=vault.name,
+            resource_group_name=azure.resource_group_name,
+            properties=backup_instance(args.cluster_id, args.cluster_name, azure.location, policy.id, snapshots.id),
+            tags=azure.tags,
+            opts=self.child(depends_on=[extension, trusted_access, *roles]),
+        )
+        self.account_id = account.id
+        self.vault_id = vault.id
+        self.register_outputs({"vaultId": self.vault_id})
+
+    def _backup_location(
+        self, name: str, args: ClusterBackupArgs, zone_redundant: bool
+    ) -> tuple[storage.StorageAccount, storage.BlobContainer]:
+        """The extension's keyless account, protected like the team's, and its container."""
+        azure, keep = args.azure, args.platform.protect_stateful
+        account = storage.StorageAccount(
+            f"{name}-account",
+            account_name=pulumi.Output.from_input(azure.subscription_id).apply(azure.names.backup_storage_account),
+            resource_group_name=azure.resource_group_name,
+            **backup_storage_account_args(azure.location, zone_redundant),
+            tags=azure.tags,
+            opts=self.child(protect=keep),
+        )
+        StorageRecovery(
+            f"{name}-recovery",
+            StorageRecoveryArgs(platform=args.platform, azure=azure, account_name=account.name, files=False),
+            opts=self.child(),
+        )
+        container = storage.BlobContainer(
+            f"{name}-container",
+            container_name=AKS_BACKUP_CONTAINER,
+            account_name=account.name,
+            resource_group_name=azure.resource_group_name,
+            public_access=storage.PublicAccess.NONE,
+            opts=self.child(protect=keep),
+        )
+        return account, container
+
+    def _extension(
+        self, name: str, args: ClusterBackupArgs, account: storage.StorageAccount, container: storage.BlobContainer
+    ) -> kubernetesconfiguration.Extension:
+        """The backup extension on the cluster, writing to the account with its own identity."""
+        azure = args.azure
+        client = authorization.get_client_config_output(opts=self.invoke_options())
+        return kubernetesconfiguration.Extension(
             f"{name}-extension",
             extension_name="azure-aks-backup",
             extension_type=AKS_BACKUP_EXTENSION_TYPE,
@@ -356,85 +402,39 @@ class ClusterBackup(PlatformComponent):
             # The extension checks its backup location when it installs: the container must exist by then.
             opts=self.child(depends_on=[container]),
         )
-        trusted_access = aks.TrustedAccessRoleBinding(
-            f"{name}-trusted-access",
-            resource_group_name=azure.resource_group_name,
-            resource_name_=args.cluster_name,
-            trusted_access_role_binding_name="backup-vault",
-            roles=[AKS_BACKUP_TRUSTED_ROLE],
-            source_resource_id=vault.id,
-            opts=self.child(),
-        )
+
+    def _grants(
+        self,
+        name: str,
+        args: ClusterBackupArgs,
+        account_id: pulumi.Input[str],
+        snapshots_id: pulumi.Input[str],
+        vault: dataprotection.BackupVault,
+        extension: kubernetesconfiguration.Extension,
+    ) -> list[authorization.RoleAssignment]:
+        """The roles of the prerequisites page ("Required roles and permissions") for the operational tier, as the
+        Az.DataProtection module grants them for this data source type (its AzureKubernetesService.json manifest:
+        Reader on the cluster and the snapshot group for the vault, Contributor on the snapshot group for the
+        cluster), and the extension's Storage Blob Data Contributor on its account (`useAAD`)."""
         vault_principal = vault.identity.apply(lambda identity: identity.principal_id if identity else "")
         extension_principal = extension.aks_assigned_identity.apply(
             lambda identity: identity.principal_id if identity else ""
         )
-        # The roles of the prerequisites page ("Required roles and permissions"), for the operational tier.
         grants = [
-            ("extension-blob-data", STORAGE_BLOB_DATA_CONTRIBUTOR, account.id, extension_principal),
+            ("extension-blob-data", STORAGE_BLOB_DATA_CONTRIBUTOR, account_id, extension_principal),
             ("vault-reads-cluster", READER, args.cluster_id, vault_principal),
-            ("vault-reads-snapshots", READER, snapshots.id, vault_principal),
-            ("cluster-writes-snapshots", CONTRIBUTOR, snapshots.id, args.cluster_principal_id),
+            ("vault-reads-snapshots", READER, snapshots_id, vault_principal),
+            ("cluster-writes-snapshots", CONTRIBUTOR, snapshots_id, args.cluster_principal_id),
         ]
-        roles = [
+        return [
             assign_role(
                 f"{name}-{label}",
                 role_guid=role,
                 scope=scope,
                 principal_id=principal,
                 principal_type="ServicePrincipal",
-                subscription_id=azure.subscription_id,
+                subscription_id=args.azure.subscription_id,
                 opts=self.child(),
             )
             for label, role, scope, principal in grants
         ]
-        policy = dataprotection.BackupPolicy(
-            f"{name}-policy",
-            backup_policy_name="aks-daily",
-            vault_name=vault.name,
-            resource_group_name=azure.resource_group_name,
-            properties=daily_policy(protection),
-            opts=self.child(),
-        )
-        # Configuring protection validates the extension, trusted access and the roles: they come first.
-        dataprotection.BackupInstance(
-            f"{name}-instance",
-            backup_instance_name=pulumi.Output.from_input(args.cluster_name).apply(lambda cluster: f"{cluster}-daily"),
-            vault_name=vault.name,
-            resource_group_name=azure.resource_group_name,
-            properties=backup_instance(args.cluster_id, args.cluster_name, azure.location, policy.id, snapshots.id),
-            tags=azure.tags,
-            opts=self.child(depends_on=[extension, trusted_access, *roles]),
-        )
-        self.account_id = account.id
-        self.vault_id = vault.id
-        self.register_outputs({"vaultId": self.vault_id})
-
-
-def protect_data(
-    platform: Platform,
-    *,
-    azure: AzureContext,
-    team_account_name: pulumi.Input[str],
-    cluster_id: pulumi.Input[str],
-    cluster_name: pulumi.Input[str],
-    cluster_principal_id: pulumi.Input[str],
-) -> dict[str, pulumi.Output[str]]:
-    """Soft delete (and versioning in prod) on the team storage account, and Azure Backup for AKS where the stack's
-    protection asks for it. Returns the storage accounts this domain adds, by label, for the audit trail."""
-    StorageRecovery(
-        "team-storage-recovery", StorageRecoveryArgs(platform=platform, azure=azure, account_name=team_account_name)
-    )
-    if not data_protection(platform.protect_stateful).aks_backup:
-        return {}
-    backup = ClusterBackup(
-        "cluster-backup",
-        ClusterBackupArgs(
-            platform=platform,
-            azure=azure,
-            cluster_id=cluster_id,
-            cluster_name=cluster_name,
-            cluster_principal_id=cluster_principal_id,
-        ),
-    )
-    return {"backup-storage": backup.account_id}
