@@ -1,9 +1,9 @@
 """aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
 
 The platform model (validated settings and every fact derived from them) -> cluster -> monitoring -> GPU and CPU
-node pools -> GPU software -> RDMA -> training -> shared storage -> team workspaces and their guardrails -> queues
--> serving -> scraping -> exports. Azure resources go where `cluster.azure` says, Kubernetes ones through
-`cluster.provider`.
+node pools -> GPU software -> RDMA -> training -> shared storage -> team workspaces -> the way back (soft delete,
+prod's versioning and AKS backup) and the audit trail -> guardrails -> queues -> serving -> scraping -> exports.
+Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`.
 """
 
 import pulumi
@@ -14,6 +14,7 @@ from components.compute import user_pools_in_sequence
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
+from components.protection import protect_data
 from components.queueing import Queueing, QueueingArgs
 from components.serving import serve_models
 from components.storage import SharedStorage, SharedStorageArgs
@@ -55,6 +56,8 @@ teams = team_workspaces(
     provider=k8s,
 )
 namespaces = {name: workspace.namespace for name, workspace in teams.items()}
+# The way back (soft delete, prod's versioning and AKS backup) and the audit trail of the accounts and the registry.
+protect_data(platform, cluster, storage)
 # The API server itself refuses team workloads that waste or bypass GPUs, or run unpinned images.
 AdmissionGuardrails(
     "admission-guardrails",

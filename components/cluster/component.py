@@ -63,6 +63,9 @@ class AksCluster(PlatformComponent):
     kubelet_object_id: pulumi.Output[str]
     log_analytics_workspace_id: pulumi.Output[str]
     registry_login_server: pulumi.Output[str]
+    # For the audit trail (the registry's diagnostic setting) and AKS Backup (the cluster's identity's role).
+    registry_id: pulumi.Output[str]
+    control_plane_principal_id: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     # Writes to the cluster after its creation (maintenance configurations), which node pools wait for.
@@ -89,6 +92,7 @@ class AksCluster(PlatformComponent):
         )
         self.names, self.subscription_id = names, subscription_id
         identity = self._control_plane_identity(name)
+        self.control_plane_principal_id = identity.principal_id
         workspace = self._log_workspace(name, settings)
         cluster = self._managed_cluster(name, settings, identity_id=identity.id, workspace_id=workspace.id)
         self.cluster_writes = self._maintenance_configurations(name, settings, cluster.name)
@@ -265,6 +269,7 @@ class AksCluster(PlatformComponent):
         self.kubelet_object_id = kubelet_id
         self.log_analytics_workspace_id = workspace.id
         self.registry_login_server = registry.login_server
+        self.registry_id = registry.id
         self.register_outputs(
             {
                 "resourceGroupName": self.resource_group_name,

@@ -164,6 +164,16 @@ class Names:
         return f"id-{self.stem}-{team}"
 
     @property
+    def backup_vault(self) -> str:
+        return f"bvault-{self.stem}"
+
+    @property
+    def backup_snapshot_resource_group(self) -> str:
+        """Where AKS Backup keeps its operational-tier volume snapshots: apart from the stack's group, so the
+        cluster's identity is Contributor on the snapshots only."""
+        return f"rg-{self.stem}-backup-snapshots"
+
+    @property
     def monitor_workspace(self) -> str:
         return f"amw-{self.stem}"
 
@@ -199,6 +209,10 @@ class Names:
     def storage_account(self, subscription_id: str) -> str:
         """Storage account names: global, lowercase alphanumeric, 3 to 24 characters."""
         return self._global_name("st", subscription_id, 24)
+
+    def backup_storage_account(self, subscription_id: str) -> str:
+        """The account the AKS backup extension writes cluster objects to (same naming rules as the team's)."""
+        return self._global_name("stbk", subscription_id, 24)
 
     def _global_name(self, kind: str, subscription_id: str, max_length: int) -> str:
         suffix = hashlib.sha256(subscription_id.encode()).hexdigest()[:6]

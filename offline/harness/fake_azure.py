@@ -31,13 +31,19 @@ _PROVIDER_PATHS = {
     "azure-native:monitor:DataCollectionRule": "Microsoft.Insights/dataCollectionRules",
     "azure-native:monitor:ActionGroup": "Microsoft.Insights/actionGroups",
     "azure-native:dashboard:Grafana": "Microsoft.Dashboard/grafana",
+    "azure-native:dataprotection:BackupVault": "Microsoft.DataProtection/backupVaults",
 }
 # Identities the fake hands out (user-assigned identities, the cluster's kubelet identity).
 IDENTITY_PRINCIPAL_ID = "55555555-5555-5555-5555-555555555555"
 IDENTITY_CLIENT_ID = "66666666-6666-6666-6666-666666666666"
 KUBELET_OBJECT_ID = "33333333-3333-3333-3333-333333333333"
+# The identity AKS creates for a cluster extension (the AKS backup extension's).
+EXTENSION_PRINCIPAL_ID = "77777777-7777-7777-7777-777777777777"
 # The input that carries the Azure name of each resource type.
 _NAME_INPUTS = (
+    "backupPolicyName",
+    "backupInstanceName",
+    "vaultName",
     "azureMonitorWorkspaceName",
     "dataCollectionEndpointName",
     "dataCollectionRuleName",
@@ -115,6 +121,11 @@ class FakeAzure(pulumi.runtime.Mocks):
                 f"{group_id}/providers/Microsoft.Storage/storageAccounts/{inputs['accountName']}"
                 f"/blobServices/default/containers/{inputs['containerName']}"
             )
+        elif args.typ == "azure-native:resources:ResourceGroup":
+            resource_id = group_id
+        elif args.typ == "azure-native:dataprotection:BackupPolicy":
+            vault_id = f"{group_id}/providers/Microsoft.DataProtection/backupVaults/{inputs['vaultName']}"
+            resource_id = f"{vault_id}/backupPolicies/{name}"
         else:
             resource_id = f"{args.name}-id"
         state = {**inputs, "name": name, "id": resource_id}
@@ -142,6 +153,10 @@ class FakeAzure(pulumi.runtime.Mocks):
             properties = dict(inputs.get("properties") or {})
             properties["endpoint"] = f"https://{name}.{inputs.get('location', 'region')}.grafana.azure.com"
             state["properties"] = properties
+        elif args.typ == "azure-native:storage:StorageAccount":
+            state["primaryEndpoints"] = {"blob": f"https://{name}.blob.core.windows.net/"}
+        elif args.typ == "azure-native:kubernetesconfiguration:Extension":
+            state["aksAssignedIdentity"] = {"principalId": EXTENSION_PRINCIPAL_ID, "type": "SystemAssigned"}
         elif args.typ == "azure-native:containerregistry:Registry":
             state["loginServer"] = f"{name}.azurecr.io"
         elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":

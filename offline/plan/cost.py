@@ -1,4 +1,5 @@
-"""The offline cost estimate: node VMs and the AKS tier of a stack, priced in the stack's own region.
+"""The offline cost estimate: node VMs, the AKS tier and the platform's services of a stack, priced in the stack's own
+region (services at one planning price).
 
 Prices come from the dated table `prices.yaml`, per region; a stack's `costModel` overrides single
 prices, the spot ratio or the hours per month, and the report says which numbers came from it. Pools
@@ -13,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from components.core.naming import PLATFORM_NAMESPACES
+from components.core.protection import data_protection
 from components.model.platform import Platform
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")
@@ -35,6 +38,19 @@ class PoolCost:
 
 
 @dataclass(frozen=True)
+class ServiceCost:
+    """A platform service billed per month whatever the nodes do: quantity x unit price, and what the quantity
+    assumes."""
+
+    service: str
+    quantity: float
+    unit: str
+    unit_price: float
+    monthly: float
+    assumption: str
+
+
+@dataclass(frozen=True)
 class CostEstimate:
     currency: str
     region: str
@@ -48,14 +64,20 @@ class CostEstimate:
     pools: tuple[PoolCost, ...]
     # Which settings of the stack's costModel replaced a table value.
     overrides: tuple[str, ...]
+    # The audit trail's log ingestion, Defender for Storage and AKS backup (`service_costs`).
+    services: tuple[ServiceCost, ...]
+
+    @property
+    def services_monthly(self) -> float:
+        return sum(s.monthly for s in self.services)
 
     @property
     def monthly_at_idle(self) -> float:
-        return self.control_plane_monthly + sum(p.monthly_at_min for p in self.pools)
+        return self.control_plane_monthly + self.services_monthly + sum(p.monthly_at_min for p in self.pools)
 
     @property
     def monthly_at_max(self) -> float:
-        return self.control_plane_monthly + sum(p.monthly_at_max for p in self.pools)
+        return self.control_plane_monthly + self.services_monthly + sum(p.monthly_at_max for p in self.pools)
 
     @property
     def region_note(self) -> str:
@@ -77,6 +99,7 @@ class CostEstimate:
             "costModelOverrides": list(self.overrides),
             "controlPlaneMonthly": self.control_plane_monthly,
             "pools": [asdict(p) for p in self.pools],
+            "services": [asdict(s) for s in self.services],
             "monthlyAtIdle": self.monthly_at_idle,
             "monthlyAtMax": self.monthly_at_max,
         }
@@ -142,7 +165,57 @@ def cost(platform: Platform, table: dict[str, Any] | None = None) -> CostEstimat
         control_plane_monthly=float(table["clusterTierHourly"][settings.cluster_tier]) * hours,
         pools=tuple(pools),
         overrides=tuple(overrides),
+        services=service_costs(platform, table["services"]),
     )
+
+
+# Namespaces AKS Backup sees besides the teams' and the platform's: default, kube-system, kube-public,
+# kube-node-lease and the backup extension's own.
+CLUSTER_NAMESPACES = 5
+
+
+def service_costs(platform: Platform, prices: dict[str, Any]) -> tuple[ServiceCost, ...]:
+    """The services the stack's protection (components.core.protection) turns on, one row each."""
+    protection = data_protection(platform.protect_stateful)
+    gb = float(prices["auditLogGbPerMonth"]["prod" if platform.protect_stateful else "nonProd"])
+    rows = [
+        ServiceCost(
+            "Log Analytics: storage and registry audit logs",
+            gb,
+            "GB/month",
+            float(prices["logAnalyticsPerGb"]),
+            gb * float(prices["logAnalyticsPerGb"]),
+            "about 1.5 KB per logged storage operation (prices.yaml, auditLogGbPerMonth)",
+        )
+    ]
+    # The team account, and the backup extension's where the cluster is backed up.
+    accounts = 1 + protection.aks_backup
+    if protection.defender_for_storage:
+        price = float(prices["defenderForStoragePerAccount"])
+        rows.append(
+            ServiceCost(
+                "Defender for Storage",
+                accounts,
+                "accounts",
+                price,
+                accounts * price,
+                "per-account plan, no malware scan",
+            )
+        )
+    if protection.aks_backup:
+        namespaces = len(platform.teams) + len(PLATFORM_NAMESPACES) + CLUSTER_NAMESPACES
+        price = float(prices["aksBackupPerNamespace"])
+        rows.append(
+            ServiceCost(
+                "Azure Backup for AKS",
+                namespaces,
+                "namespaces",
+                price,
+                namespaces * price,
+                "at most: every team and platform namespace and AKS's own; no Azure Disk volume snapshots",
+            )
+        )
+    return tuple(rows)
 
 
 def warm_reason(min_count: int, mig_slice: str | None, serving: bool = False) -> str:
@@ -166,13 +239,24 @@ def render_cost(stack: str, estimate: CostEstimate) -> str:
         for p in estimate.pools
     ]
     overrides = f"The stack's `costModel` overrides: {', '.join(estimate.overrides)}.\n\n" if estimate.overrides else ""
+    services = [
+        "| service | quantity | USD/unit | per month | assumes |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {s.service} | {s.quantity:g} {s.unit} | {s.unit_price:.2f} | {s.monthly:,.2f} | {s.assumption} |"
+            for s in estimate.services
+        ),
+    ]
     return (
         f"# Monthly cost estimate of stack {stack}\n\n"
         f"Prices: {estimate.currency}, {estimate.region_note} ({estimate.table_source}), "
-        f"{estimate.hours_per_month} h/month, spot at {estimate.spot_price_ratio:.0%} of list price (node VMs and "
-        "the AKS tier only: no disks, storage, egress or monitoring).\n\n"
+        f"{estimate.hours_per_month} h/month, spot at {estimate.spot_price_ratio:.0%} of list price (node VMs, the AKS "
+        "tier and the platform services below: no disks, storage capacity, egress or metrics).\n\n"
         + overrides
         + "\n".join(rows)
-        + f"\n\nControl plane: {estimate.control_plane_monthly:,.0f}/month. "
+        + "\n\nPlatform services (planning prices, offline/plan/prices.yaml `services`):\n\n"
+        + "\n".join(services)
+        + f"\n\nControl plane: {estimate.control_plane_monthly:,.0f}/month; platform services: "
+        f"{estimate.services_monthly:,.0f}/month. "
         f"**Total: {estimate.monthly_at_idle:,.0f} at idle, {estimate.monthly_at_max:,.0f} at max scale.**\n"
     )

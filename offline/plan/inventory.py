@@ -10,6 +10,7 @@ from offline.harness.engine import CapturedResource, ProgramRun
 from offline.plan.console import object_name
 
 STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
+TEAM_STORAGE_ACCOUNT = "shared-storage-account"
 # Resources that stand for many objects applied by a tool (Helm, kustomize) rather than one object.
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 KUSTOMIZE = "kubernetes:kustomize/v2:Directory"
@@ -84,5 +85,6 @@ def helm_releases(run: ProgramRun) -> dict[str, dict[str, Any]]:
 
 def storage_account_name(run: ProgramRun) -> str:
     """The team storage account's name as the program created it (with the offline engine's subscription)."""
-    (account,) = run.of_type(STORAGE_ACCOUNT)
+    # prod also has the AKS backup extension's account (components.protection).
+    (account,) = [r for r in run.of_type(STORAGE_ACCOUNT) if r.name == TEAM_STORAGE_ACCOUNT]
     return str(account.inputs["accountName"])

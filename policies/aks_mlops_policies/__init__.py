@@ -4,7 +4,8 @@ One module per domain: `cluster` (AKS hardening), `pools` (GPU, Spot and inferen
 images), `gpu` (GPU software, MIG, DCGM), `queueing` (Kueue flavors, quotas, admission checks), `integrations`
 (Kueue's install and job integrations), `topology` (topology-aware admission), `network` (RDMA and the memlock
 limit), `teams` (team namespaces, priorities, checkpoints), `monitoring` (alerts on scraped metrics), `serving`
-(InferenceServices and KServe's install) and `prod` (prod-only rules); `props` and `resources` hold the helpers that
+(InferenceServices and KServe's install), `prod` (prod-only rules) and `protection` (prod's audit trail, soft delete
+and versioning, and AKS backup); `props` and `resources` hold the helpers that
 read resources, `drivers` which driver the GPU Operator gives each pool, `unknowns` how a rule decides what it can
 when a value is unknown at preview.
 
@@ -40,6 +41,7 @@ from aks_mlops_policies import (  # noqa: E402
     network,
     pools,
     prod,
+    protection,
     queueing,
     serving,
     teams,
@@ -59,6 +61,7 @@ ALL_POLICIES = [
     *monitoring.POLICIES,
     *serving.POLICIES,
     *prod.POLICIES,
+    *protection.POLICIES,
 ]
 
 # The pack as policies/__main__.py hands it to `PolicyPack` (and the offline plan to the same analyzer): its name and

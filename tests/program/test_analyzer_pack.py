@@ -88,6 +88,8 @@ def test_dev_under_prod_strictness_fails_exactly_the_prod_rules(stack_runs: dict
     violations = check(stack_runs["dev"], load_policy_config("prod"))
     assert violations == mandatory(violations)
     assert summary(violations) == [
+        # Stack rules name no resource: dev has no AKS backup, and its team account keeps no blob versions.
+        ("prod-cluster-backed-up", "mandatory", None),
         ("prod-datasets-storage-class-retains", "mandatory", DATASETS_CLASS),
         ("prod-defender-enabled", "mandatory", CLUSTER),
         ("prod-standard-tier", "mandatory", CLUSTER),
@@ -106,6 +108,7 @@ def test_dev_under_prod_strictness_fails_exactly_the_prod_rules(stack_runs: dict
                 "team-a-datasets",
             )
         ],
+        ("prod-storage-recoverable", "mandatory", None),
     ]
 
 

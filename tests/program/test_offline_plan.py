@@ -95,8 +95,12 @@ def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(offline_p
     # dev at idle: the System pool and the inference pool at their minimum (the spot training pool scales to zero)
     # and a Free control plane.
     serving_hourly = prices[serving_pool["vmSize"]]
+    # Plus the platform services dev runs whatever its nodes do: only the audit logs' ingestion (one GB a month).
+    services = PRICES["services"]["logAnalyticsPerGb"] * PRICES["services"]["auditLogGbPerMonth"]["nonProd"]
     expected_idle = (
-        prices[system["vmSize"]] * hours * system["minCount"] + serving_hourly * hours * serving_pool["minCount"]
+        prices[system["vmSize"]] * hours * system["minCount"]
+        + serving_hourly * hours * serving_pool["minCount"]
+        + services
     )
     assert estimate["monthlyAtIdle"] == pytest.approx(expected_idle)
     spot_hourly = prices[spot_pool["vmSize"]] * PRICES["spotPriceRatio"]
@@ -105,6 +109,7 @@ def test_cost_estimate_uses_the_dated_price_table_of_the_stacks_region(offline_p
         + spot_hourly * hours * spot_pool["maxCount"]
         + serving_hourly * hours * serving_pool["maxCount"]
         + prices[cpu_pool["vmSize"]] * hours * cpu_pool["maxCount"]
+        + services
     )
     assert estimate["monthlyAtMax"] == pytest.approx(expected_max)
     assert estimate["priceTable"]["date"] == PRICES["date"]
@@ -131,6 +136,29 @@ def test_capacity_report_lists_the_cpu_pools_and_the_teams_cpu_quota(offline_pla
     assert report["user_pools_vcpus_at_max"] == gpu_vcpus + report["cpuOnlyVcpusAtMax"]
     markdown = (offline_plans["prod"].out / "capacity.md").read_text()
     assert "| cpumem | Standard_E16ds_v5 | 16 / 128 GiB | 0..4 | 64 vCPUs, 512 GiB | - |" in markdown
+
+
+def test_cost_report_prices_each_stacks_audit_and_backup_services(offline_plans) -> None:
+    services = PRICES["services"]
+    rows = {
+        stack: {
+            row["service"]: (row["quantity"], row["unit_price"], row["monthly"])
+            for row in json.loads((offline_plans[stack].out / "cost.json").read_text())["services"]
+        }
+        for stack in ("dev", "prod")
+    }
+    log_price = services["logAnalyticsPerGb"]
+    assert rows["dev"] == {"Log Analytics: storage and registry audit logs": (1, log_price, log_price)}
+    # prod: five GB of audit logs; Defender on the team account and the backup extension's; AKS Backup on at most
+    # 17 namespaces (2 teams, the 10 platform namespaces of components.core.naming, AKS's 4 and the extension's).
+    assert rows["prod"] == {
+        "Log Analytics: storage and registry audit logs": (5, log_price, pytest.approx(5 * log_price)),
+        "Defender for Storage": (2, 10.0, 20.0),
+        "Azure Backup for AKS": (17, 5.0, 85.0),
+    }
+    report = (offline_plans["prod"].out / "cost.md").read_text()
+    assert "| Defender for Storage | 2 accounts | 10.00 | 20.00 | per-account plan, no malware scan |" in report
+    assert "platform services: 116/month" in report
 
 
 def test_cost_report_shows_the_warm_mig_node_and_why(offline_plans) -> None:

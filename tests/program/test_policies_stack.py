@@ -90,6 +90,10 @@ def remove(*names: str) -> Mutation:
     return mutate
 
 
+def as_is(stack: PolicyStack) -> None:
+    """The stack exactly as the program registers it (a violation the real stack has)."""
+
+
 def without_dependency(name: str, on: str) -> Mutation:
     def mutate(stack: PolicyStack) -> None:
         resource, target = stack.named(name), stack.named(on)
@@ -416,6 +420,79 @@ STACK_CASES = [
         "2 PriorityClasses are the global default (queueing-priority-inference-critical, "
         "queueing-priority-training-batch)",
     ),
+    # --- prod's audit trail and way back (policies/aks_mlops_policies/protection.py) -----------------------------
+    ok("prod-storage-and-registry-audited", "dev"),
+    ok("prod-storage-and-registry-audited", "prod"),
+    bad(
+        "prod-storage-and-registry-audited",
+        "prod",
+        remove("audit-team-storage-fileServices"),
+        "storage account shared-storage-account: its fileServices send no StorageRead, StorageWrite, StorageDelete "
+        "logs to a Log Analytics workspace",
+        "file-logs-removed",
+    ),
+    bad(
+        "prod-storage-and-registry-audited",
+        "prod",
+        setting("audit-registry", "logs.1.enabled", False),
+        "registry platform-registry sends no ContainerRegistryLoginEvents logs",
+        "login-events-off",
+    ),
+    bad(
+        "prod-storage-and-registry-audited",
+        "prod",
+        without_dependency("audit-backup-storage-blobServices", "cluster-backup-account"),
+        "storage account cluster-backup-account: its blobServices send no StorageRead, StorageWrite, StorageDelete",
+        "setting-on-another-account",
+    ),
+    ok("prod-storage-recoverable", "prod"),
+    bad(
+        "prod-storage-recoverable",
+        "dev",
+        as_is,
+        "storage account shared-storage-account has no versioning: a deleted or overwritten model",
+        "dev-keeps-no-versions",
+    ),
+    bad(
+        "prod-storage-recoverable",
+        "prod",
+        setting("team-storage-recovery-blob", "deleteRetentionPolicy.enabled", False),
+        "storage account shared-storage-account has no blob soft delete:",
+        "blob-soft-delete-off",
+    ),
+    bad(
+        "prod-storage-recoverable",
+        "prod",
+        remove("cluster-backup-recovery-blob"),
+        "storage account cluster-backup-account has no blob soft delete, container soft delete, versioning:",
+        "no-service-properties",
+    ),
+    ok("prod-cluster-backed-up", "prod"),
+    bad(
+        "prod-cluster-backed-up",
+        "dev",
+        as_is,
+        "cluster platform-cluster is not backed up, missing: the backup extension "
+        "(microsoft.dataprotection.kubernetes); trusted access for a backup vault "
+        "(Microsoft.DataProtection/backupVaults/backup-operator); a backup instance on a scheduled backup policy; "
+        "configure",
+        "dev-has-no-backup",
+    ),
+    bad(
+        "prod-cluster-backed-up",
+        "prod",
+        remove("cluster-backup-trusted-access"),
+        "cluster platform-cluster is not backed up, missing: trusted access for a backup vault "
+        "(Microsoft.DataProtection/backupVaults/backup-operator); configure",
+        "no-trusted-access",
+    ),
+    bad(
+        "prod-cluster-backed-up",
+        "prod",
+        setting("cluster-backup-policy", "properties.policyRules.0.trigger.schedule.repeatingTimeIntervals", []),
+        "cluster platform-cluster is not backed up, missing: a backup instance on a scheduled backup policy; configure",
+        "unscheduled-policy",
+    ),
 ]
 
 
@@ -442,7 +519,7 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
     stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
     cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
-    assert len(ALL_POLICIES) == len(POLICIES) == 45, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 48, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]

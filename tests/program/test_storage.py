@@ -87,7 +87,7 @@ def test_team_storage_account_gets_the_builder_arguments_and_is_protected_in_pro
     stack: str, stack_runs: dict[str, ProgramRun], stack_config: dict
 ) -> None:
     run = stack_runs[stack]
-    (account,) = run.of_type("azure-native:storage:StorageAccount")
+    account = run.named("shared-storage-account")
     settings = settings_for(stack_config)
     assert account.inputs == registered_inputs(
         storage.StorageAccountArgs,

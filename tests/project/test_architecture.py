@@ -37,6 +37,7 @@ DOMAINS = (
     "monitoring",
     "workloads",
     "serving",
+    "protection",
 )
 # What each layer may import from the project, besides itself.
 ALLOWED = {"core": set(), "config": {"core"}, "model": {"core", "config"}, "base": {"core", "config", "model"}}

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from aks_mlops_policies import ALL_POLICIES, PACK_ENFORCEMENT_LEVEL, PACK_NAME, prod, props
+from aks_mlops_policies import ALL_POLICIES, PACK_ENFORCEMENT_LEVEL, PACK_NAME, prod, props, protection
 
 from components.core import serving
 from offline.plan.policy import (
@@ -72,8 +72,8 @@ def configured(config: dict[str, Any]) -> dict[str, RuleConfig]:
     return reconcile(analyzer_info(), config)
 
 
-def test_prod_rules_are_the_prod_module() -> None:
-    assert {policy.name for policy in prod.POLICIES} == PROD_RULES
+def test_prod_rules_are_the_prod_and_protection_modules() -> None:
+    assert {policy.name for policy in (*prod.POLICIES, *protection.POLICIES)} == PROD_RULES
 
 
 @pytest.mark.parametrize("config", [load_policy_config("dev"), read_policy_config(DEFAULTS_DIR / "non-prod.json")])

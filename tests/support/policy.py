@@ -43,6 +43,9 @@ PROD_RULES = {
     "prod-api-server-restricted",
     "prod-defender-enabled",
     "prod-standard-tier",
+    "prod-storage-and-registry-audited",
+    "prod-storage-recoverable",
+    "prod-cluster-backed-up",
 }
 ADVISORY_RULE = "gpu-quota-within-capacity-when-borrowing"
 

@@ -26,6 +26,12 @@ TABLE = {
         },
         "westeurope": {"source": "west table", "vmHourly": {"Standard_D4ds_v5": 0.3, "Standard_NC8as_T4_v3": 1.0}},
     },
+    "services": {
+        "logAnalyticsPerGb": 2.0,
+        "auditLogGbPerMonth": {"prod": 5, "nonProd": 1},
+        "defenderForStoragePerAccount": 10.0,
+        "aksBackupPerNamespace": 5.0,
+    },
 }
 
 
