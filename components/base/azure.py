@@ -16,6 +16,7 @@ AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
 MONITORING_DATA_READER = "b0d8363b-8ddd-447d-831f-62ca05bff136"
 GRAFANA_ADMIN = "22926164-76b3-42b3-bc55-97df8dab3e41"
+NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
 
 
 def role_definition_id(subscription_id: pulumi.Input[str], role_guid: str) -> pulumi.Output[str]:

@@ -36,8 +36,9 @@ from components.cluster.builders import (
 )
 from components.cluster.kubeconfig import convert_kubeconfig, decode_kubeconfig
 from components.config.settings import Settings
-from components.core.naming import Names, cluster_capability_tags, stack_tags
+from components.core.naming import SYSTEM_SUBNET, Names, cluster_capability_tags, stack_tags
 from components.model.platform import Platform
+from components.vnet import PlatformNetwork, PlatformNetworkArgs
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,10 @@ class AksCluster(PlatformComponent):
     oidc_issuer_url: pulumi.Output[str]
     kubelet_object_id: pulumi.Output[str]
     log_analytics_workspace_id: pulumi.Output[str]
+    registry_id: pulumi.Output[str]
     registry_login_server: pulumi.Output[str]
+    # The platform's VNet, which the user pools and private endpoints join.
+    network: PlatformNetwork
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     # Writes to the cluster after its creation (maintenance configurations), which node pools wait for.
@@ -89,6 +93,11 @@ class AksCluster(PlatformComponent):
         )
         self.names, self.subscription_id = names, subscription_id
         identity = self._control_plane_identity(name)
+        self.network = PlatformNetwork(
+            f"{name}-network",
+            PlatformNetworkArgs(settings=settings.vnet, azure=self.azure, cluster_principal_id=identity.principal_id),
+            opts=self.child(),
+        )
         workspace = self._log_workspace(name, settings)
         cluster = self._managed_cluster(name, settings, identity_id=identity.id, workspace_id=workspace.id)
         self.cluster_writes = self._maintenance_configurations(name, settings, cluster.name)
@@ -156,14 +165,23 @@ class AksCluster(PlatformComponent):
             f"{name}-cluster",
             resource_group_name=self.azure.resource_group_name,
             **managed_cluster_args(
-                settings, self.azure.names, identity_id=identity_id, log_analytics_workspace_id=workspace_id
+                settings,
+                self.azure.names,
+                identity_id=identity_id,
+                log_analytics_workspace_id=workspace_id,
+                system_subnet_id=self.network.subnet_ids[SYSTEM_SUBNET],
             ),
             # The capability tags declare what the stack says the cluster serves (ProvisioningRequests), for the
             # policy pack to check Kueue's admission checks against.
             tags={**self.azure.tags, **cluster_capability_tags(settings.kueue.provisioning_requests)},
             # The autoscaler owns the System pool's node count; writing the stale count back on the
             # next `up` would scale nodes away from under running pods.
-            opts=self.child(protect=self._protect_stateful, ignore_changes=["agentPoolProfiles[0].count"]),
+            # It waits for its subnets and for its identity's role on them, without which AKS refuses the subnet.
+            opts=self.child(
+                protect=self._protect_stateful,
+                ignore_changes=["agentPoolProfiles[0].count"],
+                depends_on=self.network.ready,
+            ),
         )
 
     def _maintenance_configurations(
@@ -264,6 +282,7 @@ class AksCluster(PlatformComponent):
         self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else "")
         self.kubelet_object_id = kubelet_id
         self.log_analytics_workspace_id = workspace.id
+        self.registry_id = registry.id
         self.registry_login_server = registry.login_server
         self.register_outputs(
             {

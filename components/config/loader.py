@@ -31,6 +31,7 @@ from components.config.cluster import (
 from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
 from components.config.errors import ConfigError
 from components.config.monitoring import check_pending_alert, read_monitoring
+from components.config.network import read_vnet
 from components.config.node import ConfigNode, did_you_mean
 from components.config.pools import (
     MIG_STRATEGIES,
@@ -88,6 +89,14 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
     max_nodes = system_pool.max_count + sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
     check_pod_cidr_capacity(n["podCidr"], network, max_nodes)
+    user_nodes = sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
+    vnet = read_vnet(n["vnet"], network, system_nodes=system_pool.max_count, user_nodes=user_nodes)
+    registry_sku = n["registrySku"].string(choices=REGISTRY_SKUS)
+    if vnet.private_endpoints and registry_sku != "Premium":
+        # Private Link is a Premium registry feature (Azure Container Registry service tiers).
+        raise n["registrySku"].fail(
+            "must be Premium with vnet.privateEndpoints (Private Link needs a Premium registry)"
+        )
     settings = Settings(
         environment=n["environment"].string(choices=ENVIRONMENTS),
         location=validators.azure_location(n["location"]),
@@ -101,13 +110,14 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         admin_group_object_ids=tuple(sorted(validators.unique(n["adminGroupObjectIds"], validators.guid))),
         availability_zones=zones,
         network=network,
+        vnet=vnet,
         upgrade_channel=upgrade_channel,
         node_os_upgrade_channel=n["nodeOsUpgradeChannel"].string(choices=NODE_OS_UPGRADE_CHANNELS),
         # AKS image cleaner interval: 24 hours to 3 months (AKS image cleaner docs).
         image_cleaner_interval_hours=n["imageCleanerIntervalHours"].integer(minimum=24, maximum=2160),
         # Log Analytics retention for PerGB2018 workspaces: 30 to 730 days.
         log_retention_days=n["logRetentionDays"].integer(minimum=30, maximum=730),
-        registry_sku=n["registrySku"].string(choices=REGISTRY_SKUS),
+        registry_sku=registry_sku,
         kubelogin_mode=n["kubeloginMode"].string(choices=KUBELOGIN_MODES),
         deployer_principal_type=n["deployerPrincipalType"].string(choices=PRINCIPAL_TYPES),
         deployer_object_id=validators.guid(n["deployerObjectId"]) if n["deployerObjectId"].value else None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import grpc
 import pulumi
 import yaml
 
@@ -31,6 +32,12 @@ _PROVIDER_PATHS = {
     "azure-native:monitor:DataCollectionRule": "Microsoft.Insights/dataCollectionRules",
     "azure-native:monitor:ActionGroup": "Microsoft.Insights/actionGroups",
     "azure-native:dashboard:Grafana": "Microsoft.Dashboard/grafana",
+    "azure-native:network:VirtualNetwork": "Microsoft.Network/virtualNetworks",
+    "azure-native:network:NetworkSecurityGroup": "Microsoft.Network/networkSecurityGroups",
+    "azure-native:network:NatGateway": "Microsoft.Network/natGateways",
+    "azure-native:network:PublicIPAddress": "Microsoft.Network/publicIPAddresses",
+    "azure-native:network:PrivateEndpoint": "Microsoft.Network/privateEndpoints",
+    "azure-native:privatedns:PrivateZone": "Microsoft.Network/privateDnsZones",
 }
 # Identities the fake hands out (user-assigned identities, the cluster's kubelet identity).
 IDENTITY_PRINCIPAL_ID = "55555555-5555-5555-5555-555555555555"
@@ -48,6 +55,12 @@ _NAME_INPUTS = (
     "accountName",
     "containerName",
     "agentPoolName",
+    "virtualNetworkName",
+    "networkSecurityGroupName",
+    "natGatewayName",
+    "publicIpAddressName",
+    "privateEndpointName",
+    "privateZoneName",
     "resourceGroupName",
 )
 
@@ -99,6 +112,21 @@ def user_kubeconfig(cluster_name: str) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
+class NotFoundError(grpc.RpcError):
+    """An Azure 404 as the engine hands a failed invoke back to the program: a gRPC error whose details the SDK raises
+    as the invoke's exception (pulumi.runtime.invoke, `grpc_error_to_exception`)."""
+
+    def __init__(self, details: str) -> None:
+        super().__init__(details)
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._details
+
+
 class FakeAzure(pulumi.runtime.Mocks):
     """Answers resource registrations and invokes the way Azure and Kubernetes would."""
 
@@ -110,6 +138,12 @@ class FakeAzure(pulumi.runtime.Mocks):
         group_id = f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{group}"
         if provider_path:
             resource_id = f"{group_id}/providers/{provider_path}/{name}"
+        elif args.typ == "azure-native:network:Subnet":
+            resource_id = (
+                f"{group_id}/providers/Microsoft.Network/virtualNetworks/{inputs['virtualNetworkName']}"
+                f"/subnets/{inputs['subnetName']}"
+            )
+            name = inputs["subnetName"]
         elif args.typ == "azure-native:storage:BlobContainer":
             resource_id = (
                 f"{group_id}/providers/Microsoft.Storage/storageAccounts/{inputs['accountName']}"
@@ -153,8 +187,21 @@ class FakeAzure(pulumi.runtime.Mocks):
             state["identity"] = {**requested, "principalId": IDENTITY_PRINCIPAL_ID, "tenantId": TENANT_ID}
         return resource_id, state
 
+    def __init__(self, existing_clusters: dict[str, dict[str, Any]] | None = None) -> None:
+        # Clusters Azure already has (name -> the getManagedCluster response); by default none: a new stack.
+        self.existing_clusters = existing_clusters or {}
+
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         """An invoke's result and its check failures (none)."""
+        if args.token == "azure-native:containerservice:getManagedCluster":
+            cluster = self.existing_clusters.get(args.args["resourceName"])
+            if cluster is None:
+                # What ARM answers for a cluster, or its group, that does not exist; the provider raises it.
+                raise NotFoundError(
+                    f'Code="ResourceGroupNotFound" Message="Resource group \'{args.args["resourceGroupName"]}\' '
+                    'could not be found."'
+                )
+            return cluster, []
         if args.token == "azure-native:authorization:getClientConfig":
             config = {
                 "subscriptionId": SUBSCRIPTION_ID,

@@ -31,6 +31,9 @@ PROD = load_stack_config("prod")
 # Stand-ins for the ids the cluster references; the component test checks the real ones.
 IDENTITY_ID = "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-test"
 WORKSPACE_ID = "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.OperationalInsights/workspaces/log-test"
+SYSTEM_SUBNET_ID = (
+    "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/snet-system"
+)
 
 
 def names_of(settings: Settings) -> Names:
@@ -40,7 +43,11 @@ def names_of(settings: Settings) -> Names:
 def cluster_args(config: dict, **overrides: object) -> dict[str, Any]:
     settings = settings_for(config, **overrides)
     return managed_cluster_args(
-        settings, names_of(settings), identity_id=IDENTITY_ID, log_analytics_workspace_id=WORKSPACE_ID
+        settings,
+        names_of(settings),
+        identity_id=IDENTITY_ID,
+        log_analytics_workspace_id=WORKSPACE_ID,
+        system_subnet_id=SYSTEM_SUBNET_ID,
     )
 
 

@@ -9,7 +9,7 @@ from tests.support.config import settings_for
 
 def test_team_storage_account_refuses_shared_keys_and_public_blobs(stack_config: dict) -> None:
     settings = settings_for(stack_config)
-    args = storage_account_args(settings.location, bool(settings.availability_zones))
+    args = storage_account_args(settings.location, bool(settings.availability_zones), settings.vnet)
     assert args["allow_shared_key_access"] is False
     assert args["allow_blob_public_access"] is False
     assert args["minimum_tls_version"] == "TLS1_2"
