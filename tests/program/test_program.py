@@ -84,7 +84,6 @@ def test_protection_follows_the_environment(stack: str, stack_runs, stack_config
         assert resource.protect is is_prod, type_token
 
 
-# Action groups are global resources: Azure accepts no other location for them.
 # Action groups and private DNS zones with their VNet links are global resources.
 GLOBAL_TYPES = {
     "azure-native:monitor:ActionGroup",
