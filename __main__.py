@@ -13,10 +13,11 @@ from components.cluster import AksCluster, AksClusterArgs
 from components.cluster.existing import refuse_unacknowledged_network_switch
 from components.compute import user_pools_in_sequence
 from components.core.naming import ENDPOINTS_SUBNET, USER_SUBNET
+from components.core.private_links import BLOB_LINK, REGISTRY_LINK
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
-from components.private_endpoints import BLOB_LINK, REGISTRY_LINK, PrivateEndpoints, PrivateEndpointsArgs
+from components.private_endpoints import PrivateEndpoints, PrivateEndpointsArgs
 from components.queueing import Queueing, QueueingArgs
 from components.serving import serve_models
 from components.storage import SharedStorage, SharedStorageArgs

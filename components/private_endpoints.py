@@ -18,21 +18,7 @@ import pulumi
 from pulumi_azure_native import network, privatedns
 
 from components.base.component import AzureContext, PlatformComponent
-
-
-@dataclass(frozen=True)
-class PrivateLinkTarget:
-    """One private endpoint: what it is called, the resource it reaches, the sub-resource (group id) and the zone
-    (Azure "Private endpoint DNS zone values": registry -> privatelink.azurecr.io, blob ->
-    privatelink.blob.core.windows.net)."""
-
-    key: str
-    group_id: str
-    zone: str
-
-
-REGISTRY_LINK = PrivateLinkTarget("registry", "registry", "privatelink.azurecr.io")
-BLOB_LINK = PrivateLinkTarget("blob", "blob", "privatelink.blob.core.windows.net")
+from components.core.private_links import PrivateLinkTarget
 
 
 def private_endpoint_args(

@@ -1,4 +1,5 @@
-"""The offline cost estimate: node VMs and the AKS tier of a stack, priced in the stack's own region.
+"""The offline cost estimate: node VMs, the AKS tier and the network resources billed by the hour (NAT gateway, its
+public address, private endpoints, private DNS zones) of a stack, priced in the stack's own region.
 
 Prices come from the dated table `prices.yaml`, per region; a stack's `costModel` overrides single
 prices, the spot ratio or the hours per month, and the report says which numbers came from it. Pools
@@ -13,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from components.core.private_links import PRIVATE_LINK_TARGETS
 from components.model.platform import Platform
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")
@@ -35,6 +37,15 @@ class PoolCost:
 
 
 @dataclass(frozen=True)
+class NetworkCost:
+    """A network resource billed whether used or not (its per-GB charges are usage and left out)."""
+
+    item: str
+    count: int
+    monthly: float
+
+
+@dataclass(frozen=True)
 class CostEstimate:
     currency: str
     region: str
@@ -48,14 +59,19 @@ class CostEstimate:
     pools: tuple[PoolCost, ...]
     # Which settings of the stack's costModel replaced a table value.
     overrides: tuple[str, ...]
+    network: tuple[NetworkCost, ...] = ()
+
+    @property
+    def network_monthly(self) -> float:
+        return sum(item.monthly for item in self.network)
 
     @property
     def monthly_at_idle(self) -> float:
-        return self.control_plane_monthly + sum(p.monthly_at_min for p in self.pools)
+        return self.control_plane_monthly + self.network_monthly + sum(p.monthly_at_min for p in self.pools)
 
     @property
     def monthly_at_max(self) -> float:
-        return self.control_plane_monthly + sum(p.monthly_at_max for p in self.pools)
+        return self.control_plane_monthly + self.network_monthly + sum(p.monthly_at_max for p in self.pools)
 
     @property
     def region_note(self) -> str:
@@ -77,6 +93,7 @@ class CostEstimate:
             "costModelOverrides": list(self.overrides),
             "controlPlaneMonthly": self.control_plane_monthly,
             "pools": [asdict(p) for p in self.pools],
+            "network": [asdict(item) for item in self.network],
             "monthlyAtIdle": self.monthly_at_idle,
             "monthlyAtMax": self.monthly_at_max,
         }
@@ -142,7 +159,28 @@ def cost(platform: Platform, table: dict[str, Any] | None = None) -> CostEstimat
         control_plane_monthly=float(table["clusterTierHourly"][settings.cluster_tier]) * hours,
         pools=tuple(pools),
         overrides=tuple(overrides),
+        network=network_costs(platform, table["network"], hours),
     )
+
+
+def network_costs(platform: Platform, prices: dict[str, Any], hours: int) -> tuple[NetworkCost, ...]:
+    """The stack's NAT gateway and its public address (`vnet.outboundType: natGateway`), and its private endpoints and
+    their DNS zones (`vnet.privateEndpoints`). The VNet, subnets and NSGs are free."""
+    vnet = platform.settings.vnet
+    items: list[NetworkCost] = []
+    if vnet.nat_gateway:
+        items.append(NetworkCost("NAT gateway", 1, float(prices["natGatewayHourly"]) * hours))
+        items.append(
+            NetworkCost("NAT gateway public IP (Standard, static)", 1, float(prices["publicIpHourly"]) * hours)
+        )
+    if vnet.private_endpoints:
+        endpoints = len(PRIVATE_LINK_TARGETS)
+        zones = len({target.zone for target in PRIVATE_LINK_TARGETS})
+        items.append(
+            NetworkCost("private endpoints", endpoints, endpoints * float(prices["privateEndpointHourly"]) * hours)
+        )
+        items.append(NetworkCost("private DNS zones", zones, zones * float(prices["privateDnsZoneMonthly"])))
+    return tuple(items)
 
 
 def warm_reason(min_count: int, mig_slice: str | None, serving: bool = False) -> str:
@@ -166,13 +204,21 @@ def render_cost(stack: str, estimate: CostEstimate) -> str:
         for p in estimate.pools
     ]
     overrides = f"The stack's `costModel` overrides: {', '.join(estimate.overrides)}.\n\n" if estimate.overrides else ""
+    network = "".join(f"| {item.item} | {item.count} | {item.monthly:,.2f} |\n" for item in estimate.network)
+    network_table = (
+        "\n\nNetwork (billed by the hour; per-GB processing left out):\n\n| item | count | per month |\n|---|---|---|\n"
+        + network.rstrip("\n")
+        if network
+        else ""
+    )
     return (
         f"# Monthly cost estimate of stack {stack}\n\n"
         f"Prices: {estimate.currency}, {estimate.region_note} ({estimate.table_source}), "
         f"{estimate.hours_per_month} h/month, spot at {estimate.spot_price_ratio:.0%} of list price (node VMs and "
-        "the AKS tier only: no disks, storage, egress or monitoring).\n\n"
+        "the AKS tier and the hourly network resources only: no disks, storage, egress or monitoring).\n\n"
         + overrides
         + "\n".join(rows)
+        + network_table
         + f"\n\nControl plane: {estimate.control_plane_monthly:,.0f}/month. "
         f"**Total: {estimate.monthly_at_idle:,.0f} at idle, {estimate.monthly_at_max:,.0f} at max scale.**\n"
     )

@@ -5,6 +5,7 @@ existing-stack acknowledgement through the real program against an Azure that al
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -245,3 +246,35 @@ def test_an_acknowledged_existing_stack_moves_onto_the_vnet(stack: str, stack_ru
 def test_a_stack_already_on_the_vnet_needs_no_acknowledgement(stack_runs: dict[str, ProgramRun]) -> None:
     run = run_stack("prod", azure=azure_with_cluster("prod", on_subnet=True))
     assert registered(run) == registered(stack_runs["prod"])
+
+
+# --- the offline plan ------------------------------------------------------------------------------------------------
+
+
+def test_the_cluster_waits_for_its_network_on_the_modeled_critical_path(offline_plans: dict[str, Any]) -> None:
+    """Before the cluster: its group, then prod's NAT gateway (after its address) or dev's VNet, then the three
+    subnets one after another; at the durations of offline/plan/durations.yaml."""
+    first = {
+        "dev": [("platform-network-vnet", 0.5)],
+        "prod": [("platform-network-egress-ip", 0.2), ("platform-network-nat", 1)],
+    }
+    for stack, network in first.items():
+        timing = json.loads((offline_plans[stack].out / "create-time.json").read_text())
+        steps = [(name, minutes) for name, _, minutes in timing["criticalPath"]]
+        subnets = [(f"platform-network-{name}", 0.2) for name in ("snet-system", "snet-user", "snet-endpoints")]
+        expected = [("platform-rg", 0.2), *network, *subnets, ("platform-cluster", 10)]
+        assert steps[: len(expected)] == expected, stack
+
+
+def test_the_cost_report_prices_prods_network_and_dev_has_none(offline_plans: dict[str, Any]) -> None:
+    prod = json.loads((offline_plans["prod"].out / "cost.json").read_text())
+    assert [(item["item"], item["count"]) for item in prod["network"]] == [
+        ("NAT gateway", 1),
+        ("NAT gateway public IP (Standard, static)", 1),
+        ("private endpoints", 2),
+        ("private DNS zones", 2),
+    ]
+    assert "| private endpoints | 2 | 14.60 |" in (offline_plans["prod"].out / "cost.md").read_text()
+    dev = json.loads((offline_plans["dev"].out / "cost.json").read_text())
+    assert dev["network"] == []
+    assert "Network (billed by the hour" not in (offline_plans["dev"].out / "cost.md").read_text()
