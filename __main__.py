@@ -10,14 +10,10 @@ import pulumi
 
 from components.base.stack import load_platform
 from components.cluster import AksCluster, AksClusterArgs
-from components.cluster.existing import refuse_unacknowledged_network_switch
 from components.compute import user_pools_in_sequence
-from components.core.naming import ENDPOINTS_SUBNET, USER_SUBNET
-from components.core.private_links import BLOB_LINK, REGISTRY_LINK
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
-from components.private_endpoints import PrivateEndpoints, PrivateEndpointsArgs
 from components.queueing import Queueing, QueueingArgs
 from components.serving import serve_models
 from components.storage import SharedStorage, SharedStorageArgs
@@ -30,8 +26,6 @@ from components.workloads.admission import AdmissionGuardrails, AdmissionGuardra
 platform = load_platform()
 for warning in platform.settings.warnings:
     pulumi.log.warn(warning)
-# An applied stack on the AKS-managed VNet moves onto the platform's only if the stack says so (README, upgrade notes).
-refuse_unacknowledged_network_switch(platform)
 
 cluster = AksCluster("platform", AksClusterArgs(platform=platform))
 azure, k8s = cluster.azure, cluster.provider
@@ -46,28 +40,12 @@ monitoring = ManagedPrometheus(
 )
 # One agent-pool operation at a time: the pools follow the cluster's other writes and each other.
 after_cluster_writes = [*cluster.cluster_writes, *monitoring.cluster_writes]
-pools = user_pools_in_sequence(
-    platform,
-    cluster_name=cluster.cluster_name,
-    azure=azure,
-    subnet_id=cluster.network.subnet_ids[USER_SUBNET],
-    after=after_cluster_writes,
-)
+pools = user_pools_in_sequence(platform, cluster_name=cluster.cluster_name, azure=azure, after=after_cluster_writes)
 gpu = GpuSoftware("gpu-software", GpuSoftwareArgs(platform=platform, provider=k8s))
 if platform.infiniband:
     NetworkOperator("network-operator", NetworkOperatorArgs(platform=platform, gpu_stack=gpu.release, provider=k8s))
 training = training_controllers(platform, k8s)
 storage = SharedStorage("shared-storage", SharedStorageArgs(platform=platform, azure=azure, provider=k8s))
-if platform.settings.vnet.private_endpoints:
-    PrivateEndpoints(
-        "private-endpoints",
-        PrivateEndpointsArgs(
-            azure=azure,
-            vnet_id=cluster.network.vnet_id,
-            subnet_id=cluster.network.subnet_ids[ENDPOINTS_SUBNET],
-            targets=((REGISTRY_LINK, cluster.registry_id), (BLOB_LINK, storage.account_id)),
-        ),
-    )
 teams = team_workspaces(
     platform,
     azure=azure,

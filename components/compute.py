@@ -18,7 +18,7 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.component import AzureContext, PlatformComponent
 from components.config.pools import CpuPoolSettings, GpuPoolSettings
-from components.core.naming import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
+from components.core.naming import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG, USER_SUBNET
 from components.core.pool_facts import CPU_WORKLOAD, CpuPoolFacts, GpuPoolFacts
 from components.model.platform import Platform
 
@@ -207,12 +207,15 @@ def user_pools_in_sequence(
     *,
     cluster_name: pulumi.Input[str],
     azure: AzureContext,
-    subnet_id: pulumi.Input[str],
     after: Sequence[pulumi.Resource],
 ) -> UserPools:
     """One component per user pool, each created after the previous one (AKS runs one agent-pool operation on a
     cluster at a time) and the first after `after`: the GPU pools, then the CPU pools, each kind in name order, so
     reordering either list changes nothing and adding a CPU pool leaves every GPU pool as it was."""
+    if azure.network is None:
+        raise ValueError("user pools need the platform VNet (AzureContext.network from AksCluster)")
+    # Every user pool on the VNet's user-pool subnet.
+    subnet_id = azure.network.subnet_ids[USER_SUBNET]
     gpu: list[GpuNodePool] = []
     previous = list(after)
     gpu_pools = zip(platform.settings.gpu_pools, platform.pools, strict=True)

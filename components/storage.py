@@ -19,6 +19,7 @@ from pulumi_azure_native import storage
 
 from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest
+from components.base.private_link import private_link
 from components.config.network import VnetSettings
 from components.config.storage import StorageSettings
 from components.core.naming import (
@@ -29,6 +30,7 @@ from components.core.naming import (
     USER_SUBNET,
     Names,
 )
+from components.core.private_links import BLOB_LINK
 from components.model.platform import Platform
 
 
@@ -188,6 +190,11 @@ class SharedStorage(PlatformComponent):
             tags=azure.tags,
             opts=self.child(protect=keep_data),
         )
+        # The account holds blob containers only (components.teams); the Azure Files shares of the platform live in the
+        # accounts the Azure Files CSI driver creates for the classes, so the account needs a blob endpoint and no
+        # file endpoint.
+        if args.platform.settings.vnet.private_endpoints:
+            private_link(self, name, BLOB_LINK, account.id, azure)
         self.classes = []
         for manifest in storage_classes(
             args.platform.settings.storage, args.platform.reclaim_policies, args.platform.azure_names

@@ -7,6 +7,7 @@ Kubernetes resource must use). The Azure arguments come from `components.cluster
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.azure import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN, assign_role
 from components.base.component import AzureContext, PlatformComponent
+from components.base.private_link import private_link
 from components.base.stack import secret_where_set
 from components.cluster.builders import (
     defender_plan_args,
@@ -34,11 +36,13 @@ from components.cluster.builders import (
     managed_cluster_args,
     registry_args,
 )
+from components.cluster.existing import refuse_unacknowledged_network_switch
 from components.cluster.kubeconfig import convert_kubeconfig, decode_kubeconfig
+from components.cluster.network import PlatformNetwork, PlatformNetworkArgs
 from components.config.settings import Settings
 from components.core.naming import SYSTEM_SUBNET, Names, cluster_capability_tags, stack_tags
+from components.core.private_links import REGISTRY_LINK
 from components.model.platform import Platform
-from components.vnet import PlatformNetwork, PlatformNetworkArgs
 
 
 @dataclass(frozen=True)
@@ -63,16 +67,16 @@ class AksCluster(PlatformComponent):
     oidc_issuer_url: pulumi.Output[str]
     kubelet_object_id: pulumi.Output[str]
     log_analytics_workspace_id: pulumi.Output[str]
-    registry_id: pulumi.Output[str]
     registry_login_server: pulumi.Output[str]
-    # The platform's VNet, which the user pools and private endpoints join.
-    network: PlatformNetwork
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     # Writes to the cluster after its creation (maintenance configurations), which node pools wait for.
     cluster_writes: list[pulumi.Resource]
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        # Before anything is registered: an applied stack on the AKS-managed VNet moves onto the platform's only when
+        # the stack says so (README, "Upgrade notes").
+        refuse_unacknowledged_network_switch(args.platform)
         super().__init__(name, opts)
         settings, names = args.platform.settings, args.platform.azure_names
         # Stateful resources survive an accidental destroy in prod: the group, the cluster (running jobs, PVC
@@ -93,15 +97,21 @@ class AksCluster(PlatformComponent):
         )
         self.names, self.subscription_id = names, subscription_id
         identity = self._control_plane_identity(name)
-        self.network = PlatformNetwork(
+        network = PlatformNetwork(
             f"{name}-network",
             PlatformNetworkArgs(settings=settings.vnet, azure=self.azure, cluster_principal_id=identity.principal_id),
             opts=self.child(),
         )
+        # The user pools and the private endpoints of the other components join the VNet through the context.
+        self.azure = dataclasses.replace(self.azure, network=network.context)
         workspace = self._log_workspace(name, settings)
-        cluster = self._managed_cluster(name, settings, identity_id=identity.id, workspace_id=workspace.id)
+        cluster = self._managed_cluster(
+            name, settings, identity_id=identity.id, workspace_id=workspace.id, network=network
+        )
         self.cluster_writes = self._maintenance_configurations(name, settings, cluster.name)
         registry = self._registry(name, settings, subscription_id)
+        if settings.vnet.private_endpoints:
+            private_link(self, name, REGISTRY_LINK, registry.id, self.azure)
         if settings.defender_for_containers_plan:
             self._defender_for_containers(name, subscription_id)
         kubelet_id = cluster.identity_profile.apply(kubelet_object_id)
@@ -158,7 +168,13 @@ class AksCluster(PlatformComponent):
         )
 
     def _managed_cluster(
-        self, name: str, settings: Settings, *, identity_id: pulumi.Input[str], workspace_id: pulumi.Input[str]
+        self,
+        name: str,
+        settings: Settings,
+        *,
+        identity_id: pulumi.Input[str],
+        workspace_id: pulumi.Input[str],
+        network: PlatformNetwork,
     ) -> aks.ManagedCluster:
         """The AKS cluster with its inline System pool, as `managed_cluster_args` describes it."""
         return aks.ManagedCluster(
@@ -169,7 +185,7 @@ class AksCluster(PlatformComponent):
                 self.azure.names,
                 identity_id=identity_id,
                 log_analytics_workspace_id=workspace_id,
-                system_subnet_id=self.network.subnet_ids[SYSTEM_SUBNET],
+                system_subnet_id=network.context.subnet_ids[SYSTEM_SUBNET],
             ),
             # The capability tags declare what the stack says the cluster serves (ProvisioningRequests), for the
             # policy pack to check Kueue's admission checks against.
@@ -180,7 +196,7 @@ class AksCluster(PlatformComponent):
             opts=self.child(
                 protect=self._protect_stateful,
                 ignore_changes=["agentPoolProfiles[0].count"],
-                depends_on=self.network.ready,
+                depends_on=network.ready,
             ),
         )
 
@@ -282,7 +298,6 @@ class AksCluster(PlatformComponent):
         self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else "")
         self.kubelet_object_id = kubelet_id
         self.log_analytics_workspace_id = workspace.id
-        self.registry_id = registry.id
         self.registry_login_server = registry.login_server
         self.register_outputs(
             {

@@ -874,7 +874,7 @@ PRIVATE_ENDPOINT_CASES = [
     bad(
         "prod-private-endpoints-dns-linked",
         "prod",
-        lambda stack: stack.remove("private-endpoints-blob-zone-link"),
+        lambda stack: stack.remove("shared-storage-blob-zone-link"),
         "private endpoint pe-mlops-prod-blob: DNS zone privatelink.blob.core.windows.net is not a zone of this stack "
         "linked to the endpoint's VNet",
     ),
@@ -882,7 +882,7 @@ PRIVATE_ENDPOINT_CASES = [
         "prod-private-endpoints-dns-linked",
         "prod",
         setting(
-            "private-endpoints-registry-zone-link",
+            "platform-registry-zone-link",
             "virtualNetwork.id",
             "/subscriptions/s/resourceGroups/hub/providers/Microsoft.Network/virtualNetworks/vnet-hub",
         ),
@@ -892,7 +892,7 @@ PRIVATE_ENDPOINT_CASES = [
     bad(
         "prod-private-endpoints-dns-linked",
         "prod",
-        lambda stack: stack.remove("private-endpoints-registry-dns"),
+        lambda stack: stack.remove("platform-registry-dns"),
         "private endpoint pe-mlops-prod-registry has no DNS zone group",
         "no-zone-group",
     ),

@@ -17,7 +17,7 @@ import pulumi
 from pulumi_azure_native import network
 
 from components.base.azure import NETWORK_CONTRIBUTOR, assign_role
-from components.base.component import AzureContext, PlatformComponent
+from components.base.component import AzureContext, NetworkContext, PlatformComponent
 from components.config.network import VnetSettings
 from components.core.naming import ENDPOINTS_SUBNET, SYSTEM_SUBNET, USER_SUBNET
 
@@ -83,9 +83,8 @@ class PlatformNetworkArgs:
 class PlatformNetwork(PlatformComponent):
     TYPE = "aks-mlops:network:PlatformNetwork"
 
-    vnet_id: pulumi.Output[str]
-    vnet_name: pulumi.Output[str]
-    subnet_ids: dict[str, pulumi.Output[str]]
+    # The VNet and its subnets as the other components join them.
+    context: NetworkContext
     # What the cluster waits for: the subnets and the identity's role on them.
     ready: list[pulumi.Resource]
 
@@ -139,13 +138,14 @@ class PlatformNetwork(PlatformComponent):
             subscription_id=azure.subscription_id,
             opts=self.child(),
         )
-        self.vnet_id, self.vnet_name = vnet.id, vnet.name
-        self.subnet_ids = {
-            subnet_name: subnet.id
-            for subnet_name, subnet in zip(subnet_args(settings, azure.location), subnets, strict=True)
-        }
+        subnet_names = subnet_args(settings, azure.location)
+        self.context = NetworkContext(
+            vnet_id=vnet.id,
+            subnet_ids={name: subnet.id for name, subnet in zip(subnet_names, subnets, strict=True)},
+            private_endpoints=settings.private_endpoints,
+        )
         self.ready = [*subnets, role]
-        self.register_outputs({"vnetId": self.vnet_id})
+        self.register_outputs({"vnetId": vnet.id})
 
     def _nat_gateway(self, name: str, azure: AzureContext) -> network.NatGateway:
         ip = network.PublicIPAddress(
