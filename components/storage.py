@@ -157,7 +157,9 @@ def storage_account_network_args(vnet: VnetSettings) -> dict[str, Any]:
         return {"public_network_access": "Enabled"}
     return {
         "public_network_access": "Disabled",
-        "network_rule_set": storage.NetworkRuleSetArgs(default_action="Deny", bypass="AzureServices"),
+        "network_rule_set": storage.NetworkRuleSetArgs(
+            default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.AZURE_SERVICES
+        ),
     }
 
 

@@ -111,9 +111,8 @@ class PlatformNetwork(PlatformComponent):
                 tags=azure.tags,
                 opts=self.child(),
             )
-            egress = (
-                {"nat_gateway": network.SubResourceArgs(id=nat.id)} if nat and subnet_name != ENDPOINTS_SUBNET else {}
-            )
+            # The node subnets leave through the NAT gateway where the stack has one; the endpoints only answer.
+            egress = network.SubResourceArgs(id=nat.id) if nat and subnet_name != ENDPOINTS_SUBNET else None
             subnets.append(
                 network.Subnet(
                     f"{name}-{subnet_name}",
@@ -121,7 +120,7 @@ class PlatformNetwork(PlatformComponent):
                     virtual_network_name=vnet.name,
                     resource_group_name=azure.resource_group_name,
                     network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
-                    **egress,
+                    nat_gateway=egress,
                     **subnet,
                     # Azure runs one write on a VNet's subnets at a time (AnotherOperationInProgress otherwise).
                     opts=self.child(depends_on=subnets[-1:]),

@@ -20,6 +20,7 @@ from components.config.cluster import (
     PRINCIPAL_TYPES,
     REGISTRY_SKUS,
     UPGRADE_CHANNELS,
+    NetworkSettings,
     check_pod_cidr_capacity,
     read_api_server_access,
     read_cost_model,
@@ -31,7 +32,7 @@ from components.config.cluster import (
 from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
 from components.config.errors import ConfigError
 from components.config.monitoring import check_pending_alert, read_monitoring
-from components.config.network import read_vnet
+from components.config.network import VnetSettings, read_vnet
 from components.config.node import ConfigNode, did_you_mean
 from components.config.pools import (
     MIG_STRATEGIES,
@@ -90,13 +91,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     max_nodes = system_pool.max_count + sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
     check_pod_cidr_capacity(n["podCidr"], network, max_nodes)
     user_nodes = sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
-    vnet = read_vnet(n["vnet"], network, system_nodes=system_pool.max_count, user_nodes=user_nodes)
-    registry_sku = n["registrySku"].string(choices=REGISTRY_SKUS)
-    if vnet.private_endpoints and registry_sku != "Premium":
-        # Private Link is a Premium registry feature (Azure Container Registry service tiers).
-        raise n["registrySku"].fail(
-            "must be Premium with vnet.privateEndpoints (Private Link needs a Premium registry)"
-        )
+    vnet, registry_sku = _read_vnet_and_registry(n, network, system_pool.max_count, user_nodes)
     settings = Settings(
         environment=n["environment"].string(choices=ENVIRONMENTS),
         location=validators.azure_location(n["location"]),
@@ -147,6 +142,20 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     check_pending_alert(settings.monitoring.thresholds, settings.kueue.pods_ready_timeout)
     check_prod_posture(settings, n)
     return settings
+
+
+def _read_vnet_and_registry(
+    n: Mapping[str, ConfigNode], network: NetworkSettings, system_nodes: int, user_nodes: int
+) -> tuple[VnetSettings, str]:
+    """The platform VNet and the registry SKU, which must offer Private Link where the stack asks for private
+    endpoints (a Premium registry feature: Azure Container Registry service tiers)."""
+    vnet = read_vnet(n["vnet"], network, system_nodes=system_nodes, user_nodes=user_nodes)
+    registry_sku = n["registrySku"].string(choices=REGISTRY_SKUS)
+    if vnet.private_endpoints and registry_sku != "Premium":
+        raise n["registrySku"].fail(
+            "must be Premium with vnet.privateEndpoints (Private Link needs a Premium registry)"
+        )
+    return vnet, registry_sku
 
 
 def _read_serving(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-import grpc
 import pulumi
 import yaml
 
@@ -112,21 +111,6 @@ def user_kubeconfig(cluster_name: str) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
-class NotFoundError(grpc.RpcError):
-    """An Azure 404 as the engine hands a failed invoke back to the program: a gRPC error whose details the SDK raises
-    as the invoke's exception (pulumi.runtime.invoke, `grpc_error_to_exception`)."""
-
-    def __init__(self, details: str) -> None:
-        super().__init__(details)
-        self._details = details
-
-    def code(self) -> grpc.StatusCode:
-        return grpc.StatusCode.UNKNOWN
-
-    def details(self) -> str:
-        return self._details
-
-
 class FakeAzure(pulumi.runtime.Mocks):
     """Answers resource registrations and invokes the way Azure and Kubernetes would."""
 
@@ -192,15 +176,14 @@ class FakeAzure(pulumi.runtime.Mocks):
         self.existing_clusters = existing_clusters or {}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        """An invoke's result and its check failures (none)."""
+        """An invoke's result and its check failures (none, but for a cluster Azure does not have)."""
         if args.token == "azure-native:containerservice:getManagedCluster":
             cluster = self.existing_clusters.get(args.args["resourceName"])
             if cluster is None:
-                # What ARM answers for a cluster, or its group, that does not exist; the provider raises it.
-                raise NotFoundError(
-                    f'Code="ResourceGroupNotFound" Message="Resource group \'{args.args["resourceGroupName"]}\' '
-                    'could not be found."'
-                )
+                # What ARM answers for a cluster, or its group, that does not exist: the failed invoke reaches the
+                # program as an exception carrying the ARM error code.
+                group = args.args["resourceGroupName"]
+                return {}, [("resourceGroupName", f"Code=ResourceGroupNotFound: resource group '{group}' not found")]
             return cluster, []
         if args.token == "azure-native:authorization:getClientConfig":
             config = {
