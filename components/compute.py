@@ -112,7 +112,7 @@ class GpuNodePoolArgs:
     cluster_name: pulumi.Input[str]
     # The cluster's group; the pool adds its workload and GPU facts to the stack's tags.
     azure: AzureContext
-    # The platform VNet's user-pool subnet (components.vnet), where the pool's nodes go.
+    # The platform VNet's user-pool subnet (components.cluster.network), where the pool's nodes go.
     subnet_id: pulumi.Input[str]
     # AKS refuses a second agent-pool operation on a cluster while one runs (OperationNotAllowed:
     # Azure/AKS#1913, cilium/cilium#25944, Azure/telescope#1213), and maintenance configurations and add-on

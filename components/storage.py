@@ -64,11 +64,11 @@ DATA_CLASSES = (DATASETS_CLASS, CHECKPOINTS_CLASS)
 
 
 def service_endpoint_parameters(names: Names) -> dict[str, str]:
-    """Where the CSI drivers find the node subnets whose `Microsoft.Storage` service endpoint (components.vnet) the
-    accounts they create are restricted to: the platform VNet's node subnets, named so the drivers touch no other
-    subnet (left empty, they update every subnet of the VNet, the private-endpoint one too). blob-csi-driver v1.27.9
-    and azurefile-csi-driver v1.35.7 docs/driver-parameters.md, "vnet setting": vnetResourceGroup, vnetName,
-    subnetName (comma-separated)."""
+    """Where the CSI drivers find the node subnets whose `Microsoft.Storage` service endpoint
+    (components.cluster.network) the accounts they create are restricted to: the platform VNet's node subnets, named
+    so the drivers touch no other subnet (left empty, they update every subnet of the VNet, the private-endpoint one
+    too). The parameters table of blob-csi-driver v1.27.9 and of azurefile-csi-driver v1.35.7 (driver-parameters.md in
+    each repository, its vnet setting rows): vnetResourceGroup, vnetName, subnetName (comma-separated)."""
     return {
         "vnetResourceGroup": names.resource_group,
         "vnetName": names.vnet,
@@ -81,8 +81,8 @@ def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str], names: N
     from the node subnets only (their service endpoint) in every stack.
 
     The drivers' `networkEndpointType: privateEndpoint` is not used: it makes the driver create its own
-    `privatelink.blob/file.core.windows.net` zone and a `<vnetName>-vnetlink` in the VNet's group (the same
-    docs/driver-parameters.md, vnetLinkName), beside the zone components.private_endpoints links to the same VNet."""
+    `privatelink.blob/file.core.windows.net` zone and a `<vnetName>-vnetlink` in the VNet's group (the same parameters
+    table, vnetLinkName), beside the blob zone components.base.private_link links to the same VNet in prod."""
 
     def storage_class(
         name: str, provisioner: str, parameters: dict[str, str], reclaim: str, mount: list[str]
@@ -103,7 +103,7 @@ def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str], names: N
 
     endpoint = service_endpoint_parameters(names)
     # Blob NFS: the driver creates a service endpoint for `nfs` by default; Azure Files SMB only with
-    # `networkEndpointType: serviceEndpoint` (azurefile-csi-driver v1.35.7 docs/driver-parameters.md,
+    # `networkEndpointType: serviceEndpoint` (azurefile-csi-driver v1.35.7, its parameters table and
     # pkg/azurefile/controllerserver.go `createServiceEndpoint`), which also restricts the account's firewall to the
     # subnets.
     files_parameters = {"skuName": "Premium_LRS", "networkEndpointType": "serviceEndpoint", **endpoint}
@@ -135,7 +135,7 @@ def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str], names: N
 
 def storage_account_args(location: str, zone_redundant: bool, vnet: VnetSettings) -> dict[str, Any]:
     """The team storage account: no public blobs, no shared keys (Entra ID roles only), TLS 1.2; behind its private
-    endpoint (components.private_endpoints) where the stack has them."""
+    endpoint (components.base.private_link) where the stack has them."""
     return {
         "location": location,
         "kind": "StorageV2",

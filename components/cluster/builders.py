@@ -223,7 +223,8 @@ def network_profile_args(settings: Settings) -> aks.ContainerServiceNetworkProfi
 
 def outbound_type(settings: Settings) -> str:
     """The AKS outbound type: `userAssignedNATGateway` for the NAT gateway the platform puts on the node subnets
-    (components.vnet), as the AKS verified module does for a bring-your-own VNet; else the cluster's load balancer."""
+    (components.cluster.network), as the AKS verified module does for a bring-your-own VNet; else the cluster's
+    load balancer."""
     return "userAssignedNATGateway" if settings.vnet.nat_gateway else "loadBalancer"
 
 
@@ -286,7 +287,7 @@ def registry_args(settings: Settings, registry_name: pulumi.Input[str]) -> dict[
 
 
 def registry_network_args(settings: Settings) -> dict[str, Any]:
-    """Behind a private endpoint (components.private_endpoints) the registry answers nothing public. Trusted Azure
+    """Behind a private endpoint (components.base.private_link) the registry answers nothing public. Trusted Azure
     services keep their way in (`AzureServices`, the registry's default, stated): Defender for Containers scans the
     registry's images from Microsoft's side (ACR "Allow trusted services to securely access a network-restricted
     container registry" lists Microsoft Defender for Cloud)."""

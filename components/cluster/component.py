@@ -193,9 +193,14 @@ class AksCluster(PlatformComponent):
             # The autoscaler owns the System pool's node count; writing the stale count back on the
             # next `up` would scale nodes away from under running pods.
             # It waits for its subnets and for its identity's role on them, without which AKS refuses the subnet.
+            # A pool's subnet is fixed at the cluster's creation (AKS refuses to change vnetSubnetID), so moving it
+            # replaces the cluster, and its fixed name makes the new one wait for the old one's deletion (README,
+            # "Upgrade notes": the acknowledgement, and prod's protection lifted for that one `up`).
             opts=self.child(
                 protect=self._protect_stateful,
                 ignore_changes=["agentPoolProfiles[0].count"],
+                replace_on_changes=["agentPoolProfiles[*].vnetSubnetID"],
+                delete_before_replace=True,
                 depends_on=network.ready,
             ),
         )

@@ -1,10 +1,10 @@
-"""The network domain (`aks-mlops:network:PlatformNetwork`): the stack's VNet, its subnets and NSGs, its egress, and
-the role the cluster's identity needs on it.
+"""The cluster's network (`aks-mlops:cluster:PlatformNetwork`): the stack's VNet, its subnets and NSGs, its egress,
+and the role the cluster's identity needs on it.
 
 Both stacks get the VNet (components.config.network decides the address space and its cut); prod adds the NAT gateway
-and the private-endpoint subnet's users (components.private_endpoints). Where it follows them, it does what the AKS
-baseline architecture (mspnp/aks-baseline: NSG on every subnet, node subnets with their own egress, a subnet of its
-own for private endpoints) and the AKS verified module (Azure/terraform-azurerm-avm-res-containerservice-
+and the private endpoints on its endpoints subnet (components.base.private_link). Where it follows them, it does what
+the AKS baseline architecture (mspnp/aks-baseline: NSG on every subnet, node subnets with their own egress, a subnet
+of its own for private endpoints) and the AKS verified module (Azure/terraform-azurerm-avm-res-containerservice-
 managedcluster: the cluster identity granted Network Contributor where it joins the subnets) do.
 """
 
@@ -81,7 +81,7 @@ class PlatformNetworkArgs:
 
 
 class PlatformNetwork(PlatformComponent):
-    TYPE = "aks-mlops:network:PlatformNetwork"
+    TYPE = "aks-mlops:cluster:PlatformNetwork"
 
     # The VNet and its subnets as the other components join them.
     context: NetworkContext

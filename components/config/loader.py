@@ -38,6 +38,7 @@ from components.config.pools import (
     MIG_STRATEGIES,
     CpuPoolSettings,
     GpuPoolSettings,
+    SystemPoolSettings,
     read_cpu_pools,
     read_gpu_pools,
     read_gpu_software,
@@ -87,11 +88,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     teams = read_teams(n["teams"], flavors, cpu_pool_facts, warnings)
     workloads = read_workloads(n["workloads"], n["trainingOperatorV1"].boolean())
     serving = _read_serving(n["serving"], workloads.require_image_digests, gpu_pools, flavors, teams, warnings)
-    network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
-    max_nodes = system_pool.max_count + sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
-    check_pod_cidr_capacity(n["podCidr"], network, max_nodes)
-    user_nodes = sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
-    vnet, registry_sku = _read_vnet_and_registry(n, network, system_pool.max_count, user_nodes)
+    network, vnet = _read_networks(n, system_pool, (*gpu_pools, *cpu_pools))
     settings = Settings(
         environment=n["environment"].string(choices=ENVIRONMENTS),
         location=validators.azure_location(n["location"]),
@@ -112,7 +109,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         image_cleaner_interval_hours=n["imageCleanerIntervalHours"].integer(minimum=24, maximum=2160),
         # Log Analytics retention for PerGB2018 workspaces: 30 to 730 days.
         log_retention_days=n["logRetentionDays"].integer(minimum=30, maximum=730),
-        registry_sku=registry_sku,
+        registry_sku=n["registrySku"].string(choices=REGISTRY_SKUS),
         kubelogin_mode=n["kubeloginMode"].string(choices=KUBELOGIN_MODES),
         deployer_principal_type=n["deployerPrincipalType"].string(choices=PRINCIPAL_TYPES),
         deployer_object_id=validators.guid(n["deployerObjectId"]) if n["deployerObjectId"].value else None,
@@ -144,18 +141,23 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     return settings
 
 
-def _read_vnet_and_registry(
-    n: Mapping[str, ConfigNode], network: NetworkSettings, system_nodes: int, user_nodes: int
-) -> tuple[VnetSettings, str]:
-    """The platform VNet and the registry SKU, which must offer Private Link where the stack asks for private
-    endpoints (a Premium registry feature: Azure Container Registry service tiers)."""
-    vnet = read_vnet(n["vnet"], network, system_nodes=system_nodes, user_nodes=user_nodes)
-    registry_sku = n["registrySku"].string(choices=REGISTRY_SKUS)
-    if vnet.private_endpoints and registry_sku != "Premium":
+def _read_networks(
+    n: Mapping[str, ConfigNode],
+    system_pool: SystemPoolSettings,
+    user_pools: tuple[GpuPoolSettings | CpuPoolSettings, ...],
+) -> tuple[NetworkSettings, VnetSettings]:
+    """The pod and Service ranges, sized for every node the pools can scale to, and the platform VNet beside them; a
+    VNet with private endpoints needs a registry that offers Private Link (Premium: Azure Container Registry service
+    tiers)."""
+    network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
+    user_nodes = sum(pool.max_count for pool in user_pools)
+    check_pod_cidr_capacity(n["podCidr"], network, system_pool.max_count + user_nodes)
+    vnet = read_vnet(n["vnet"], network, system_nodes=system_pool.max_count, user_nodes=user_nodes)
+    if vnet.private_endpoints and n["registrySku"].string(choices=REGISTRY_SKUS) != "Premium":
         raise n["registrySku"].fail(
             "must be Premium with vnet.privateEndpoints (Private Link needs a Premium registry)"
         )
-    return vnet, registry_sku
+    return network, vnet
 
 
 def _read_serving(

@@ -65,7 +65,7 @@ CHECKPOINTS_CLASS = "ml-checkpoints-retain"
 DATASETS_CLAIM = "datasets"
 CHECKPOINTS_CLAIM = "checkpoints"
 
-# The platform VNet's subnets (components.vnet): the System pool's, the user pools' and the private endpoints'.
+# The platform VNet's subnets (components.cluster.network): the System pool's, the user pools', the private endpoints'.
 SYSTEM_SUBNET = "snet-system"
 USER_SUBNET = "snet-user"
 ENDPOINTS_SUBNET = "snet-endpoints"

@@ -1,5 +1,5 @@
 """The private endpoints a stack with `vnet.privateEndpoints` gets: what each reaches and the private DNS zone its name
-resolves in (components.private_endpoints creates them; the offline plan counts and prices them)."""
+resolves in (components.base.private_link creates them; the offline plan counts and prices them)."""
 
 from __future__ import annotations
 
@@ -18,5 +18,5 @@ class PrivateLinkTarget:
 
 REGISTRY_LINK = PrivateLinkTarget("registry", "registry", "privatelink.azurecr.io")
 BLOB_LINK = PrivateLinkTarget("blob", "blob", "privatelink.blob.core.windows.net")
-# The registry and the team storage account's blobs (no file endpoint: components.private_endpoints says why).
+# The registry and the team storage account's blobs (no file endpoint: components.storage says why).
 PRIVATE_LINK_TARGETS = (REGISTRY_LINK, BLOB_LINK)

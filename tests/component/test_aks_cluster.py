@@ -58,7 +58,7 @@ def workspace_id(run: ProgramRun) -> str:
 def test_all_children_are_parented_to_the_component(stack: str, runs: dict[str, ProgramRun]) -> None:
     run = runs[stack]
     (component,) = run.of_type("aks-mlops:cluster:AksCluster")
-    (network,) = run.of_type("aks-mlops:network:PlatformNetwork")
+    (network,) = run.of_type("aks-mlops:cluster:PlatformNetwork")
     children = [r for r in run.resources if r is not component]
     # The VNet's resources are the PlatformNetwork's, itself the cluster component's.
     assert network.parent == component.urn

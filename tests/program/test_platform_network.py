@@ -278,3 +278,12 @@ def test_the_cost_report_prices_prods_network_and_dev_has_none(offline_plans: di
     dev = json.loads((offline_plans["dev"].out / "cost.json").read_text())
     assert dev["network"] == []
     assert "Network (billed by the hour" not in (offline_plans["dev"].out / "cost.md").read_text()
+
+
+def test_moving_the_system_pool_to_another_subnet_replaces_the_cluster_deletion_first(
+    stack: str, stack_runs: dict[str, ProgramRun]
+) -> None:
+    cluster = stack_runs[stack].named("platform-cluster")
+    assert cluster.replace_on_changes == ("agentPoolProfiles[*].vnetSubnetID",)
+    # The cluster's name is fixed: the new one can only be created once the old one is gone.
+    assert cluster.delete_before_replace is True

@@ -818,8 +818,8 @@ PROD_CASES = [
         setting(CLUSTER, "sku.tier", "Free"),
         "AKS cluster platform-cluster: tier 'Free' has no uptime SLA",
     ),
-    # The network (components.vnet, components.private_endpoints): prod's own resources pass; dev's egress through
-    # the cluster's load balancer and public registry and account are what the rules refuse.
+    # The network (components.cluster.network, components.base.private_link): prod's own resources pass; dev's egress
+    # through the cluster's load balancer and its public registry and account are what the rules refuse.
     ok("prod-cluster-on-platform-vnet", "prod"),
     bad(
         "prod-cluster-on-platform-vnet",
@@ -866,7 +866,7 @@ PROD_CASES = [
     ),
 ]
 
-# The stack rule on prod's private endpoints (components.private_endpoints), run with the stack rules' cases.
+# The stack rule on prod's private endpoints (components.base.private_link), run with the stack rules' cases.
 PRIVATE_ENDPOINT_CASES = [
     ok("prod-private-endpoints-dns-linked", "prod"),
     # dev has no private endpoint: nothing to resolve.
