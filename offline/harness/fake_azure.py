@@ -171,13 +171,19 @@ class FakeAzure(pulumi.runtime.Mocks):
             state["identity"] = {**requested, "principalId": IDENTITY_PRINCIPAL_ID, "tenantId": TENANT_ID}
         return resource_id, state
 
-    def __init__(self, existing_clusters: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, existing_clusters: dict[str, dict[str, Any]] | None = None, cluster_lookup_error: str | None = None
+    ) -> None:
         # Clusters Azure already has (name -> the getManagedCluster response); by default none: a new stack.
         self.existing_clusters = existing_clusters or {}
+        # An ARM error other than "not found" that the cluster look-up fails with (a missing role, a throttled call).
+        self.cluster_lookup_error = cluster_lookup_error
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         """An invoke's result and its check failures (none, but for a cluster Azure does not have)."""
         if args.token == "azure-native:containerservice:getManagedCluster":
+            if self.cluster_lookup_error is not None:
+                return {}, [("resourceName", self.cluster_lookup_error)]
             cluster = self.existing_clusters.get(args.args["resourceName"])
             if cluster is None:
                 # What ARM answers for a cluster, or its group, that does not exist: the failed invoke reaches the

@@ -243,6 +243,18 @@ def test_an_acknowledged_existing_stack_moves_onto_the_vnet(stack: str, stack_ru
     assert registered(run) == registered(stack_runs[stack])
 
 
+def test_a_cluster_look_up_that_fails_otherwise_stops_the_program_before_any_resource() -> None:
+    """Only "not found" means a new stack: any other failure leaves the question open; the program does not guess."""
+    failure = "Code=AuthorizationFailed: the client has no authorization to read the cluster"
+    run = run_stack("prod", azure=FakeAzure(cluster_lookup_error=failure), raise_on_error=False)
+    assert run.resources == []
+    assert str(run.error) == (
+        "could not tell whether cluster aks-mlops-prod in rg-mlops-prod exists, which decides whether this run "
+        "replaces it: invoke of azure-native:containerservice:getManagedCluster failed: "
+        f"{failure} (resourceName)"
+    )
+
+
 def test_a_stack_already_on_the_vnet_needs_no_acknowledgement(stack_runs: dict[str, ProgramRun]) -> None:
     run = run_stack("prod", azure=azure_with_cluster("prod", on_subnet=True))
     assert registered(run) == registered(stack_runs["prod"])
