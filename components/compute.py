@@ -18,7 +18,7 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.component import AzureContext, PlatformComponent
 from components.config.pools import CpuPoolSettings, GpuPoolSettings
-from components.core.naming import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG
+from components.core.naming import GPU_RESOURCE_TAG, UNITS_PER_NODE_TAG, USER_SUBNET
 from components.core.pool_facts import CPU_WORKLOAD, CpuPoolFacts, GpuPoolFacts
 from components.model.platform import Platform
 
@@ -37,6 +37,8 @@ IMMUTABLE_POOL_PROPERTIES = (
     "maxPods",
     "enableEncryptionAtHost",
     "enableNodePublicIP",
+    # A pool's subnet is fixed at its creation.
+    "vnetSubnetID",
 )
 
 
@@ -110,6 +112,8 @@ class GpuNodePoolArgs:
     cluster_name: pulumi.Input[str]
     # The cluster's group; the pool adds its workload and GPU facts to the stack's tags.
     azure: AzureContext
+    # The platform VNet's user-pool subnet (components.cluster.network), where the pool's nodes go.
+    subnet_id: pulumi.Input[str]
     # AKS refuses a second agent-pool operation on a cluster while one runs (OperationNotAllowed:
     # Azure/AKS#1913, cilium/cilium#25944, Azure/telescope#1213), and maintenance configurations and add-on
     # associations put the cluster into an operation too: the pool is created after these.
@@ -157,7 +161,7 @@ class GpuNodePool(_UserNodePool):
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
         self.facts = args.facts
-        pool_args = agent_pool_args(args.pool, args.facts, args.azure.tags)
+        pool_args = {**agent_pool_args(args.pool, args.facts, args.azure.tags), "vnet_subnet_id": args.subnet_id}
         self._create_pool(name, args.cluster_name, args.azure, pool_args, args.after)
         self.register_outputs({"poolName": self.pool_name, "capacityAtMax": self.facts.capacity_at_max})
 
@@ -169,6 +173,8 @@ class CpuNodePoolArgs:
     facts: CpuPoolFacts
     cluster_name: pulumi.Input[str]
     azure: AzureContext
+    # The platform VNet's user-pool subnet.
+    subnet_id: pulumi.Input[str]
     # The previous agent-pool operation on the cluster (see GpuNodePoolArgs.after).
     after: Sequence[pulumi.Resource] = ()
 
@@ -183,7 +189,7 @@ class CpuNodePool(_UserNodePool):
     def __init__(self, name: str, args: CpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
         self.facts = args.facts
-        pool_args = cpu_agent_pool_args(args.pool, args.facts, args.azure.tags)
+        pool_args = {**cpu_agent_pool_args(args.pool, args.facts, args.azure.tags), "vnet_subnet_id": args.subnet_id}
         self._create_pool(name, args.cluster_name, args.azure, pool_args, args.after)
         self.register_outputs({"poolName": self.pool_name, "vcpusAtMax": self.facts.vcpus_at_max})
 
@@ -206,18 +212,24 @@ def user_pools_in_sequence(
     """One component per user pool, each created after the previous one (AKS runs one agent-pool operation on a
     cluster at a time) and the first after `after`: the GPU pools, then the CPU pools, each kind in name order, so
     reordering either list changes nothing and adding a CPU pool leaves every GPU pool as it was."""
+    if azure.network is None:
+        raise ValueError("user pools need the platform VNet (AzureContext.network from AksCluster)")
+    # Every user pool on the VNet's user-pool subnet.
+    subnet_id = azure.network.subnet_ids[USER_SUBNET]
     gpu: list[GpuNodePool] = []
     previous = list(after)
     gpu_pools = zip(platform.settings.gpu_pools, platform.pools, strict=True)
     for pool, pool_facts in sorted(gpu_pools, key=lambda item: item[0].name):
-        args = GpuNodePoolArgs(pool=pool, facts=pool_facts, cluster_name=cluster_name, azure=azure, after=previous)
+        args = GpuNodePoolArgs(
+            pool=pool, facts=pool_facts, cluster_name=cluster_name, azure=azure, subnet_id=subnet_id, after=previous
+        )
         gpu.append(GpuNodePool(pool.name, args))
         previous = [gpu[-1].agent_pool]
     cpu: list[CpuNodePool] = []
     cpu_pools = zip(platform.settings.cpu_pools, platform.cpu_pools, strict=True)
     for cpu_pool, cpu_facts in sorted(cpu_pools, key=lambda item: item[0].name):
         cpu_args = CpuNodePoolArgs(
-            pool=cpu_pool, facts=cpu_facts, cluster_name=cluster_name, azure=azure, after=previous
+            pool=cpu_pool, facts=cpu_facts, cluster_name=cluster_name, azure=azure, subnet_id=subnet_id, after=previous
         )
         cpu.append(CpuNodePool(cpu_pool.name, cpu_args))
         previous = [cpu[-1].agent_pool]

@@ -19,8 +19,18 @@ from pulumi_azure_native import storage
 
 from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest
+from components.base.private_link import private_link
+from components.config.network import VnetSettings
 from components.config.storage import StorageSettings
-from components.core.naming import CHECKPOINTS_CLASS, DATASETS_CLASS, SHARED_FILES_CLASS
+from components.core.naming import (
+    CHECKPOINTS_CLASS,
+    DATASETS_CLASS,
+    SHARED_FILES_CLASS,
+    SYSTEM_SUBNET,
+    USER_SUBNET,
+    Names,
+)
+from components.core.private_links import BLOB_LINK
 from components.model.platform import Platform
 
 
@@ -53,8 +63,26 @@ BLOB_NFS_MOUNT_OPTIONS = ["nconnect=4", "actimeo=120", "noresvport"]
 DATA_CLASSES = (DATASETS_CLASS, CHECKPOINTS_CLASS)
 
 
-def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str]) -> list[dict[str, Any]]:
-    """The platform's classes, each with its reclaim policy (`Platform.reclaim_policies`)."""
+def service_endpoint_parameters(names: Names) -> dict[str, str]:
+    """Where the CSI drivers find the node subnets whose `Microsoft.Storage` service endpoint
+    (components.cluster.network) the accounts they create are restricted to: the platform VNet's node subnets, named
+    so the drivers touch no other subnet (left empty, they update every subnet of the VNet, the private-endpoint one
+    too). The parameters table of blob-csi-driver v1.27.9 and of azurefile-csi-driver v1.35.7 (driver-parameters.md in
+    each repository, its vnet setting rows): vnetResourceGroup, vnetName, subnetName (comma-separated)."""
+    return {
+        "vnetResourceGroup": names.resource_group,
+        "vnetName": names.vnet,
+        "subnetName": f"{SYSTEM_SUBNET},{USER_SUBNET}",
+    }
+
+
+def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str], names: Names) -> list[dict[str, Any]]:
+    """The platform's classes, each with its reclaim policy (`Platform.reclaim_policies`), their accounts reachable
+    from the node subnets only (their service endpoint) in every stack.
+
+    The drivers' `networkEndpointType: privateEndpoint` is not used: it makes the driver create its own
+    `privatelink.blob/file.core.windows.net` zone and a `<vnetName>-vnetlink` in the VNet's group (the same parameters
+    table, vnetLinkName), beside the blob zone components.base.private_link links to the same VNet in prod."""
 
     def storage_class(
         name: str, provisioner: str, parameters: dict[str, str], reclaim: str, mount: list[str]
@@ -73,34 +101,41 @@ def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str]) -> list[
             "mountOptions": mount,
         }
 
+    endpoint = service_endpoint_parameters(names)
+    # Blob NFS: the driver creates a service endpoint for `nfs` by default; Azure Files SMB only with
+    # `networkEndpointType: serviceEndpoint` (azurefile-csi-driver v1.35.7, its parameters table and
+    # pkg/azurefile/controllerserver.go `createServiceEndpoint`), which also restricts the account's firewall to the
+    # subnets.
+    files_parameters = {"skuName": "Premium_LRS", "networkEndpointType": "serviceEndpoint", **endpoint}
     files_options = azure_files_mount_options(owner)
     return [
         storage_class(
             DATASETS_CLASS,
             "blob.csi.azure.com",
-            {"protocol": "nfs", "skuName": "Premium_LRS"},
+            {"protocol": "nfs", "skuName": "Premium_LRS", **endpoint},
             reclaim[DATASETS_CLASS],
             BLOB_NFS_MOUNT_OPTIONS,
         ),
         storage_class(
             SHARED_FILES_CLASS,
             "file.csi.azure.com",
-            {"skuName": "Premium_LRS"},
+            files_parameters,
             reclaim[SHARED_FILES_CLASS],
             files_options,
         ),
         storage_class(
             CHECKPOINTS_CLASS,
             "file.csi.azure.com",
-            {"skuName": "Premium_LRS"},
+            files_parameters,
             reclaim[CHECKPOINTS_CLASS],
             files_options,
         ),
     ]
 
 
-def storage_account_args(location: str, zone_redundant: bool) -> dict[str, Any]:
-    """The team storage account: no public blobs, no shared keys (Entra ID roles only), TLS 1.2."""
+def storage_account_args(location: str, zone_redundant: bool, vnet: VnetSettings) -> dict[str, Any]:
+    """The team storage account: no public blobs, no shared keys (Entra ID roles only), TLS 1.2; behind its private
+    endpoint (components.base.private_link) where the stack has them."""
     return {
         "location": location,
         "kind": "StorageV2",
@@ -109,6 +144,22 @@ def storage_account_args(location: str, zone_redundant: bool) -> dict[str, Any]:
         "allow_shared_key_access": False,
         "minimum_tls_version": "TLS1_2",
         "enable_https_traffic_only": True,
+        **storage_account_network_args(vnet),
+    }
+
+
+def storage_account_network_args(vnet: VnetSettings) -> dict[str, Any]:
+    """With private endpoints: no public network access, and a firewall that denies by default. Its bypass keeps
+    trusted Azure services (Defender for Storage's malware scanning, Azure Backup) able to reach the account, as
+    Azure Storage "Grant access to trusted Azure services" describes; the blob containers themselves are
+    management-plane writes and need no data-plane route from wherever `pulumi up` runs."""
+    if not vnet.private_endpoints:
+        return {"public_network_access": "Enabled"}
+    return {
+        "public_network_access": "Disabled",
+        "network_rule_set": storage.NetworkRuleSetArgs(
+            default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.AZURE_SERVICES
+        ),
     }
 
 
@@ -135,12 +186,21 @@ class SharedStorage(PlatformComponent):
             f"{name}-account",
             account_name=pulumi.Output.from_input(azure.subscription_id).apply(azure.names.storage_account),
             resource_group_name=azure.resource_group_name,
-            **storage_account_args(azure.location, bool(args.platform.settings.availability_zones)),
+            **storage_account_args(
+                azure.location, bool(args.platform.settings.availability_zones), args.platform.settings.vnet
+            ),
             tags=azure.tags,
             opts=self.child(protect=keep_data),
         )
+        # The account holds blob containers only (components.teams); the Azure Files shares of the platform live in the
+        # accounts the Azure Files CSI driver creates for the classes, so the account needs a blob endpoint and no
+        # file endpoint.
+        if args.platform.settings.vnet.private_endpoints:
+            private_link(self, name, BLOB_LINK, account.id, azure)
         self.classes = []
-        for manifest in storage_classes(args.platform.settings.storage, args.platform.reclaim_policies):
+        for manifest in storage_classes(
+            args.platform.settings.storage, args.platform.reclaim_policies, args.platform.azure_names
+        ):
             class_name = manifest["metadata"]["name"]
             keep = keep_data and class_name in DATA_CLASSES
             self.classes.append(

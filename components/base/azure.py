@@ -18,6 +18,7 @@ MONITORING_DATA_READER = "b0d8363b-8ddd-447d-831f-62ca05bff136"
 GRAFANA_ADMIN = "22926164-76b3-42b3-bc55-97df8dab3e41"
 READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
 CONTRIBUTOR = "b24988ac-6180-42a0-ab88-20f7382dd24c"
+NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
 
 
 def role_definition_id(subscription_id: pulumi.Input[str], role_guid: str) -> pulumi.Output[str]:

@@ -18,6 +18,16 @@ from components.core.naming import Names
 
 
 @dataclass(frozen=True)
+class NetworkContext:
+    """The platform VNet the stack's Azure resources join (components.cluster.network): its id and its subnets' ids
+    by subnet name (components.core.naming), and whether the stack reaches its services through private endpoints."""
+
+    vnet_id: pulumi.Input[str]
+    subnet_ids: Mapping[str, pulumi.Input[str]]
+    private_endpoints: bool
+
+
+@dataclass(frozen=True)
 class AzureContext:
     """Where a component's Azure resources go, and how they are named and tagged (from `AksCluster.azure`)."""
 
@@ -27,6 +37,8 @@ class AzureContext:
     location: str
     # The stack's tags (`core.naming.stack_tags`).
     tags: Mapping[str, str]
+    # The platform VNet, once AksCluster has created it (None for a component tested without one).
+    network: NetworkContext | None = None
 
 
 class PlatformComponent(pulumi.ComponentResource):

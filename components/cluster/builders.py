@@ -28,9 +28,9 @@ NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
 KUBE_STATE_METRICS_NODE_LABELS = "nodes=[accelerator,agentpool,workload]"
 
 
-def system_pool_profile(settings: Settings) -> aks.ManagedClusterAgentPoolProfileArgs:
-    """The one inline System pool; every other pool is a separate AgentPool resource, because AKS
-    refuses to add inline pools to an existing cluster and editing them rolls all pools."""
+def system_pool_profile(settings: Settings, subnet_id: pulumi.Input[str]) -> aks.ManagedClusterAgentPoolProfileArgs:
+    """The one inline System pool, on the platform VNet's System subnet; every other pool is a separate AgentPool
+    resource, because AKS refuses to add inline pools to an existing cluster and editing them rolls all pools."""
     pool = settings.system_pool
     return aks.ManagedClusterAgentPoolProfileArgs(
         name=pool.name,
@@ -50,6 +50,7 @@ def system_pool_profile(settings: Settings) -> aks.ManagedClusterAgentPoolProfil
         enable_node_public_ip=False,
         enable_encryption_at_host=True,
         upgrade_settings=aks.AgentPoolUpgradeSettingsArgs(max_surge="33%"),
+        vnet_subnet_id=subnet_id,
     )
 
 
@@ -143,6 +144,7 @@ def managed_cluster_args(
     *,
     identity_id: pulumi.Input[str],
     log_analytics_workspace_id: pulumi.Input[str],
+    system_subnet_id: pulumi.Input[str],
 ) -> dict[str, Any]:
     """Everything the ManagedCluster is created with, but its resource group and tags."""
     return {
@@ -155,7 +157,7 @@ def managed_cluster_args(
         "identity": aks.ManagedClusterIdentityArgs(
             type=aks.ResourceIdentityType.USER_ASSIGNED, user_assigned_identities=[identity_id]
         ),
-        "agent_pool_profiles": [system_pool_profile(settings)],
+        "agent_pool_profiles": [system_pool_profile(settings, system_subnet_id)],
         "auto_scaler_profile": autoscaler_profile_args(settings),
         "enable_rbac": True,
         "disable_local_accounts": True,
@@ -204,7 +206,8 @@ def security_profile_args(
 
 
 def network_profile_args(settings: Settings) -> aks.ContainerServiceNetworkProfileArgs:
-    """Azure CNI overlay with the Cilium dataplane (which also enforces NetworkPolicies), in the stack's ranges."""
+    """Azure CNI overlay with the Cilium dataplane (which also enforces NetworkPolicies), in the stack's ranges; nodes
+    on the platform VNet's subnets, leaving through the cluster's load balancer or the VNet's NAT gateway."""
     return aks.ContainerServiceNetworkProfileArgs(
         network_plugin="azure",
         network_plugin_mode="overlay",
@@ -214,8 +217,15 @@ def network_profile_args(settings: Settings) -> aks.ContainerServiceNetworkProfi
         service_cidr=settings.network.service_cidr,
         dns_service_ip=settings.network.dns_service_ip,
         load_balancer_sku="standard",
-        outbound_type="loadBalancer",
+        outbound_type=outbound_type(settings),
     )
+
+
+def outbound_type(settings: Settings) -> str:
+    """The AKS outbound type: `userAssignedNATGateway` for the NAT gateway the platform puts on the node subnets
+    (components.cluster.network), as the AKS verified module does for a bring-your-own VNet; else the cluster's
+    load balancer."""
+    return "userAssignedNATGateway" if settings.vnet.nat_gateway else "loadBalancer"
 
 
 def api_server_access_profile_args(settings: Settings) -> aks.ManagedClusterAPIServerAccessProfileArgs:
@@ -272,7 +282,18 @@ def registry_args(settings: Settings, registry_name: pulumi.Input[str]) -> dict[
         # long-lived secret nobody rotates.
         "admin_user_enabled": False,
         "zone_redundancy": "Enabled" if settings.registry_sku == "Premium" and settings.availability_zones else None,
+        **registry_network_args(settings),
     }
+
+
+def registry_network_args(settings: Settings) -> dict[str, Any]:
+    """Behind a private endpoint (components.base.private_link) the registry answers nothing public. Trusted Azure
+    services keep their way in (`AzureServices`, the registry's default, stated): Defender for Containers scans the
+    registry's images from Microsoft's side (ACR "Allow trusted services to securely access a network-restricted
+    container registry" lists Microsoft Defender for Cloud)."""
+    if not settings.vnet.private_endpoints:
+        return {"public_network_access": "Enabled"}
+    return {"public_network_access": "Disabled", "network_rule_bypass_options": "AzureServices"}
 
 
 def kubelet_object_id(

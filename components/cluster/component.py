@@ -7,6 +7,7 @@ Kubernetes resource must use). The Azure arguments come from `components.cluster
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.azure import ACR_PULL, AKS_RBAC_CLUSTER_ADMIN, assign_role
 from components.base.component import AzureContext, PlatformComponent
+from components.base.private_link import private_link
 from components.base.stack import secret_where_set
 from components.cluster.builders import (
     defender_plan_args,
@@ -34,9 +36,12 @@ from components.cluster.builders import (
     managed_cluster_args,
     registry_args,
 )
+from components.cluster.existing import refuse_unacknowledged_network_switch
 from components.cluster.kubeconfig import convert_kubeconfig, decode_kubeconfig
+from components.cluster.network import PlatformNetwork, PlatformNetworkArgs
 from components.config.settings import Settings
-from components.core.naming import Names, cluster_capability_tags, stack_tags
+from components.core.naming import SYSTEM_SUBNET, Names, cluster_capability_tags, stack_tags
+from components.core.private_links import REGISTRY_LINK
 from components.model.platform import Platform
 
 
@@ -72,6 +77,9 @@ class AksCluster(PlatformComponent):
     cluster_writes: list[pulumi.Resource]
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        # Before anything is registered: an applied stack on the AKS-managed VNet moves onto the platform's only when
+        # the stack says so (README, "Upgrade notes").
+        refuse_unacknowledged_network_switch(args.platform)
         super().__init__(name, opts)
         settings, names = args.platform.settings, args.platform.azure_names
         # Stateful resources survive an accidental destroy in prod: the group, the cluster (running jobs, PVC
@@ -93,10 +101,21 @@ class AksCluster(PlatformComponent):
         self.names, self.subscription_id = names, subscription_id
         identity = self._control_plane_identity(name)
         self.control_plane_principal_id = identity.principal_id
+        network = PlatformNetwork(
+            f"{name}-network",
+            PlatformNetworkArgs(settings=settings.vnet, azure=self.azure, cluster_principal_id=identity.principal_id),
+            opts=self.child(),
+        )
+        # The user pools and the private endpoints of the other components join the VNet through the context.
+        self.azure = dataclasses.replace(self.azure, network=network.context)
         workspace = self._log_workspace(name, settings)
-        cluster = self._managed_cluster(name, settings, identity_id=identity.id, workspace_id=workspace.id)
+        cluster = self._managed_cluster(
+            name, settings, identity_id=identity.id, workspace_id=workspace.id, network=network
+        )
         self.cluster_writes = self._maintenance_configurations(name, settings, cluster.name)
         registry = self._registry(name, settings, subscription_id)
+        if settings.vnet.private_endpoints:
+            private_link(self, name, REGISTRY_LINK, registry.id, self.azure)
         if settings.defender_for_containers_plan:
             self._defender_for_containers(name, subscription_id)
         kubelet_id = cluster.identity_profile.apply(kubelet_object_id)
@@ -153,21 +172,41 @@ class AksCluster(PlatformComponent):
         )
 
     def _managed_cluster(
-        self, name: str, settings: Settings, *, identity_id: pulumi.Input[str], workspace_id: pulumi.Input[str]
+        self,
+        name: str,
+        settings: Settings,
+        *,
+        identity_id: pulumi.Input[str],
+        workspace_id: pulumi.Input[str],
+        network: PlatformNetwork,
     ) -> aks.ManagedCluster:
         """The AKS cluster with its inline System pool, as `managed_cluster_args` describes it."""
         return aks.ManagedCluster(
             f"{name}-cluster",
             resource_group_name=self.azure.resource_group_name,
             **managed_cluster_args(
-                settings, self.azure.names, identity_id=identity_id, log_analytics_workspace_id=workspace_id
+                settings,
+                self.azure.names,
+                identity_id=identity_id,
+                log_analytics_workspace_id=workspace_id,
+                system_subnet_id=network.context.subnet_ids[SYSTEM_SUBNET],
             ),
             # The capability tags declare what the stack says the cluster serves (ProvisioningRequests), for the
             # policy pack to check Kueue's admission checks against.
             tags={**self.azure.tags, **cluster_capability_tags(settings.kueue.provisioning_requests)},
             # The autoscaler owns the System pool's node count; writing the stale count back on the
             # next `up` would scale nodes away from under running pods.
-            opts=self.child(protect=self._protect_stateful, ignore_changes=["agentPoolProfiles[0].count"]),
+            # It waits for its subnets and for its identity's role on them, without which AKS refuses the subnet.
+            # A pool's subnet is fixed at the cluster's creation (AKS refuses to change vnetSubnetID), so moving it
+            # replaces the cluster, and its fixed name makes the new one wait for the old one's deletion (README,
+            # "Upgrade notes": the acknowledgement, and prod's protection lifted for that one `up`).
+            opts=self.child(
+                protect=self._protect_stateful,
+                ignore_changes=["agentPoolProfiles[0].count"],
+                replace_on_changes=["agentPoolProfiles[*].vnetSubnetID"],
+                delete_before_replace=True,
+                depends_on=network.ready,
+            ),
         )
 
     def _maintenance_configurations(

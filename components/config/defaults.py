@@ -69,6 +69,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("storage", None, {}),
     KeySpec("workloads", None, {}),
     KeySpec("serving", None, {}),
+    KeySpec("vnet", None, {}),
 )
 
 SYSTEM_POOL: MappingProxyType[str, Any] = MappingProxyType(
@@ -195,6 +196,18 @@ SERVING: MappingProxyType[str, Any] = MappingProxyType(
 # their own.
 SERVING_IMAGES: MappingProxyType[str, Any] = MappingProxyType({"vllm": VLLM_IMAGE, "triton": TRITON_IMAGE})
 
+# The platform's VNet (components.config.network): the AKS baseline's spoke range, disjoint from the default pod and
+# Service ranges; egress through the cluster's load balancer and public endpoints, as dev wants; prod requires a NAT
+# gateway and private endpoints (components.config.prod).
+VNET: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        "addressSpace": "10.240.0.0/16",
+        "outboundType": "loadBalancer",
+        "privateEndpoints": False,
+        "replaceExistingCluster": False,
+    }
+)
+
 # Object-valued keys whose fields have defaults, for the check of docs/configuration.md.
 NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
     {
@@ -210,5 +223,6 @@ NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
         "workloads": WORKLOADS,
         "serving": SERVING,
         "serving.images": SERVING_IMAGES,
+        "vnet": VNET,
     }
 )

@@ -20,6 +20,7 @@ from components.config.cluster import (
     PRINCIPAL_TYPES,
     REGISTRY_SKUS,
     UPGRADE_CHANNELS,
+    NetworkSettings,
     check_pod_cidr_capacity,
     read_api_server_access,
     read_cost_model,
@@ -31,11 +32,13 @@ from components.config.cluster import (
 from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
 from components.config.errors import ConfigError
 from components.config.monitoring import check_pending_alert, read_monitoring
+from components.config.network import VnetSettings, read_vnet
 from components.config.node import ConfigNode, did_you_mean
 from components.config.pools import (
     MIG_STRATEGIES,
     CpuPoolSettings,
     GpuPoolSettings,
+    SystemPoolSettings,
     read_cpu_pools,
     read_gpu_pools,
     read_gpu_software,
@@ -85,9 +88,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     teams = read_teams(n["teams"], flavors, cpu_pool_facts, warnings)
     workloads = read_workloads(n["workloads"], n["trainingOperatorV1"].boolean())
     serving = _read_serving(n["serving"], workloads.require_image_digests, gpu_pools, flavors, teams, warnings)
-    network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
-    max_nodes = system_pool.max_count + sum(p.max_count for p in gpu_pools) + sum(p.max_count for p in cpu_pools)
-    check_pod_cidr_capacity(n["podCidr"], network, max_nodes)
+    network, vnet = _read_networks(n, system_pool, (*gpu_pools, *cpu_pools))
     settings = Settings(
         environment=n["environment"].string(choices=ENVIRONMENTS),
         location=validators.azure_location(n["location"]),
@@ -101,6 +102,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         admin_group_object_ids=tuple(sorted(validators.unique(n["adminGroupObjectIds"], validators.guid))),
         availability_zones=zones,
         network=network,
+        vnet=vnet,
         upgrade_channel=upgrade_channel,
         node_os_upgrade_channel=n["nodeOsUpgradeChannel"].string(choices=NODE_OS_UPGRADE_CHANNELS),
         # AKS image cleaner interval: 24 hours to 3 months (AKS image cleaner docs).
@@ -137,6 +139,25 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
     check_pending_alert(settings.monitoring.thresholds, settings.kueue.pods_ready_timeout)
     check_prod_posture(settings, n)
     return settings
+
+
+def _read_networks(
+    n: Mapping[str, ConfigNode],
+    system_pool: SystemPoolSettings,
+    user_pools: tuple[GpuPoolSettings | CpuPoolSettings, ...],
+) -> tuple[NetworkSettings, VnetSettings]:
+    """The pod and Service ranges, sized for every node the pools can scale to, and the platform VNet beside them; a
+    VNet with private endpoints needs a registry that offers Private Link (Premium: Azure Container Registry service
+    tiers)."""
+    network = read_network(n["podCidr"], n["serviceCidr"], n["dnsServiceIp"])
+    user_nodes = sum(pool.max_count for pool in user_pools)
+    check_pod_cidr_capacity(n["podCidr"], network, system_pool.max_count + user_nodes)
+    vnet = read_vnet(n["vnet"], network, system_nodes=system_pool.max_count, user_nodes=user_nodes)
+    if vnet.private_endpoints and n["registrySku"].string(choices=REGISTRY_SKUS) != "Premium":
+        raise n["registrySku"].fail(
+            "must be Premium with vnet.privateEndpoints (Private Link needs a Premium registry)"
+        )
+    return network, vnet
 
 
 def _read_serving(

@@ -62,6 +62,19 @@ PROD_RULES: tuple[ProdRule, ...] = (
         "is empty on a public prod API server; set privateCluster or list the ranges",
     ),
     ProdRule(
+        "vnet.outboundType",
+        lambda s: s.vnet.outbound_type,
+        lambda outbound, _: outbound == "natGateway",
+        "must be natGateway in prod: egress from one static address the platform owns, with SNAT ports that do not "
+        "run out under many connections (the AKS baseline's egress through a fixed address)",
+    ),
+    ProdRule(
+        "vnet.privateEndpoints",
+        lambda s: s.vnet.private_endpoints,
+        lambda enabled, _: enabled,
+        "must be true in prod: the registry and the team storage account answer only inside the VNet",
+    ),
+    ProdRule(
         "grafanaEnabled",
         lambda s: s.monitoring.grafana_enabled,
         lambda enabled, _: enabled,

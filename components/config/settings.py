@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from components.config.cluster import CostModel, MaintenanceWindow, NetworkSettings
 from components.config.monitoring import MonitoringSettings
+from components.config.network import VnetSettings
 from components.config.pools import CpuPoolSettings, GpuPoolSettings, SystemPoolSettings
 from components.config.serving import ServingSettings
 from components.config.storage import StorageSettings
@@ -35,6 +36,8 @@ class Settings:
     admin_group_object_ids: tuple[str, ...]
     availability_zones: tuple[str, ...]
     network: NetworkSettings
+    # The platform's VNet, its subnets, egress and private endpoints.
+    vnet: VnetSettings
     upgrade_channel: str
     node_os_upgrade_channel: str
     image_cleaner_interval_hours: int

@@ -65,6 +65,11 @@ CHECKPOINTS_CLASS = "ml-checkpoints-retain"
 DATASETS_CLAIM = "datasets"
 CHECKPOINTS_CLAIM = "checkpoints"
 
+# The platform VNet's subnets (components.cluster.network): the System pool's, the user pools', the private endpoints'.
+SYSTEM_SUBNET = "snet-system"
+USER_SUBNET = "snet-user"
+ENDPOINTS_SUBNET = "snet-endpoints"
+
 # A fixed namespace so role assignment names are the same GUID on every run for the same inputs
 # (Azure requires role assignment names to be GUIDs; a random one would re-create the assignment).
 _GUID_NAMESPACE = uuid.UUID("2f0b7a4e-7f0c-4c1b-9a52-6d1b8c3e9f10")
@@ -185,6 +190,25 @@ class Names:
     def grafana(self) -> str:
         """Grafana workspace names have at most 23 characters."""
         return f"graf-{self.stem}"[:23]
+
+    @property
+    def vnet(self) -> str:
+        return f"vnet-{self.stem}"
+
+    def nsg(self, subnet: str) -> str:
+        """The NSG of one subnet: `nsg-<stem>-<subnet without snet->`."""
+        return f"nsg-{self.stem}-{subnet.removeprefix('snet-')}"
+
+    @property
+    def nat_gateway(self) -> str:
+        return f"ng-{self.stem}"
+
+    @property
+    def egress_ip(self) -> str:
+        return f"pip-{self.stem}-egress"
+
+    def private_endpoint(self, target: str) -> str:
+        return f"pe-{self.stem}-{target}"
 
     def rule_group(self, prefix: str) -> str:
         """A Prometheus rule group of the cluster: `<prefix>-<cluster>`, as the AKS CLI names its own."""

@@ -167,7 +167,12 @@ def collector_paused() -> Iterator[None]:
 
 
 def run_program(
-    program: Callable[[], None], config: Mapping[str, Any], stack: str = "test", *, raise_on_error: bool = True
+    program: Callable[[], None],
+    config: Mapping[str, Any],
+    stack: str = "test",
+    *,
+    raise_on_error: bool = True,
+    azure: FakeAzure | None = None,
 ) -> ProgramRun:
     """Run `program` on the mock engine with the given (un-namespaced or namespaced) stack config.
 
@@ -177,7 +182,8 @@ def run_program(
     `ConfigError` before the program starts.
 
     With `raise_on_error=False` a failing program returns its error together with whatever it
-    registered before failing (which is how tests prove bad config registers nothing)."""
+    registered before failing (which is how tests prove bad config registers nothing). `azure` answers in Azure's
+    place (default: a subscription where nothing of the stack exists yet)."""
     settings.ROOT.set(None)
     try:
         handed_over = engine_config(config)
@@ -186,8 +192,9 @@ def run_program(
             raise
         return ProgramRun([], error=refused)
     pulumi.runtime.set_all_config(handed_over, secret_keys(config))
-    monitor = CapturingMonitor(FakeAzure())
-    mocks.set_mocks(FakeAzure(), project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    fake = azure or FakeAzure()
+    monitor = CapturingMonitor(fake)
+    mocks.set_mocks(fake, project=PROJECT, stack=stack, preview=False, monitor=monitor)
     stack_resource = settings.get_root_resource()
 
     def run() -> None:
@@ -218,6 +225,7 @@ def run_stack(
     project_dir: Path = PROJECT_DIR,
     *,
     raise_on_error: bool = True,
+    azure: FakeAzure | None = None,
 ) -> ProgramRun:
     """Run `__main__.py` for a stack file, optionally with some config keys replaced (None removes one).
 
@@ -233,4 +241,4 @@ def run_stack(
     def program() -> None:
         runpy.run_path(main, run_name="__main__")
 
-    return run_program(program, config, stack, raise_on_error=raise_on_error)
+    return run_program(program, config, stack, raise_on_error=raise_on_error, azure=azure)

@@ -32,6 +32,12 @@ _PROVIDER_PATHS = {
     "azure-native:monitor:ActionGroup": "Microsoft.Insights/actionGroups",
     "azure-native:dashboard:Grafana": "Microsoft.Dashboard/grafana",
     "azure-native:dataprotection:BackupVault": "Microsoft.DataProtection/backupVaults",
+    "azure-native:network:VirtualNetwork": "Microsoft.Network/virtualNetworks",
+    "azure-native:network:NetworkSecurityGroup": "Microsoft.Network/networkSecurityGroups",
+    "azure-native:network:NatGateway": "Microsoft.Network/natGateways",
+    "azure-native:network:PublicIPAddress": "Microsoft.Network/publicIPAddresses",
+    "azure-native:network:PrivateEndpoint": "Microsoft.Network/privateEndpoints",
+    "azure-native:privatedns:PrivateZone": "Microsoft.Network/privateDnsZones",
 }
 # Identities the fake hands out (user-assigned identities, the cluster's kubelet identity).
 IDENTITY_PRINCIPAL_ID = "55555555-5555-5555-5555-555555555555"
@@ -54,6 +60,12 @@ _NAME_INPUTS = (
     "accountName",
     "containerName",
     "agentPoolName",
+    "virtualNetworkName",
+    "networkSecurityGroupName",
+    "natGatewayName",
+    "publicIpAddressName",
+    "privateEndpointName",
+    "privateZoneName",
     "resourceGroupName",
 )
 
@@ -116,6 +128,12 @@ class FakeAzure(pulumi.runtime.Mocks):
         group_id = f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{group}"
         if provider_path:
             resource_id = f"{group_id}/providers/{provider_path}/{name}"
+        elif args.typ == "azure-native:network:Subnet":
+            resource_id = (
+                f"{group_id}/providers/Microsoft.Network/virtualNetworks/{inputs['virtualNetworkName']}"
+                f"/subnets/{inputs['subnetName']}"
+            )
+            name = inputs["subnetName"]
         elif args.typ == "azure-native:storage:BlobContainer":
             resource_id = (
                 f"{group_id}/providers/Microsoft.Storage/storageAccounts/{inputs['accountName']}"
@@ -168,8 +186,26 @@ class FakeAzure(pulumi.runtime.Mocks):
             state["identity"] = {**requested, "principalId": IDENTITY_PRINCIPAL_ID, "tenantId": TENANT_ID}
         return resource_id, state
 
+    def __init__(
+        self, existing_clusters: dict[str, dict[str, Any]] | None = None, cluster_lookup_error: str | None = None
+    ) -> None:
+        # Clusters Azure already has (name -> the getManagedCluster response); by default none: a new stack.
+        self.existing_clusters = existing_clusters or {}
+        # An ARM error other than "not found" that the cluster look-up fails with (a missing role, a throttled call).
+        self.cluster_lookup_error = cluster_lookup_error
+
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        """An invoke's result and its check failures (none)."""
+        """An invoke's result and its check failures (none, but for a cluster Azure does not have)."""
+        if args.token == "azure-native:containerservice:getManagedCluster":
+            if self.cluster_lookup_error is not None:
+                return {}, [("resourceName", self.cluster_lookup_error)]
+            cluster = self.existing_clusters.get(args.args["resourceName"])
+            if cluster is None:
+                # What ARM answers for a cluster, or its group, that does not exist: the failed invoke reaches the
+                # program as an exception carrying the ARM error code.
+                group = args.args["resourceGroupName"]
+                return {}, [("resourceGroupName", f"Code=ResourceGroupNotFound: resource group '{group}' not found")]
+            return cluster, []
         if args.token == "azure-native:authorization:getClientConfig":
             config = {
                 "subscriptionId": SUBSCRIPTION_ID,

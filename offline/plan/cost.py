@@ -1,5 +1,6 @@
-"""The offline cost estimate: node VMs, the AKS tier and the platform's services of a stack, priced in the stack's own
-region (services at one planning price).
+"""The offline cost estimate: node VMs, the AKS tier, the platform's services (audit logs, Defender for Storage, AKS
+backup) and the network resources billed by the hour (NAT gateway, its public address, private endpoints, private DNS
+zones) of a stack, priced in the stack's own region (services at one planning price).
 
 Prices come from the dated table `prices.yaml`, per region; a stack's `costModel` overrides single
 prices, the spot ratio or the hours per month, and the report says which numbers came from it. Pools
@@ -15,6 +16,7 @@ from typing import Any
 import yaml
 
 from components.core.naming import PLATFORM_NAMESPACES
+from components.core.private_links import PRIVATE_LINK_TARGETS
 from components.core.protection import data_protection
 from components.model.platform import Platform
 
@@ -51,6 +53,15 @@ class ServiceCost:
 
 
 @dataclass(frozen=True)
+class NetworkCost:
+    """A network resource billed whether used or not (its per-GB charges are usage and left out)."""
+
+    item: str
+    count: int
+    monthly: float
+
+
+@dataclass(frozen=True)
 class CostEstimate:
     currency: str
     region: str
@@ -66,18 +77,26 @@ class CostEstimate:
     overrides: tuple[str, ...]
     # The audit trail's log ingestion, Defender for Storage and AKS backup (`service_costs`).
     services: tuple[ServiceCost, ...]
+    # The NAT gateway, its address, private endpoints and DNS zones (`network_costs`).
+    network: tuple[NetworkCost, ...] = ()
 
     @property
     def services_monthly(self) -> float:
         return sum(s.monthly for s in self.services)
 
     @property
+    def network_monthly(self) -> float:
+        return sum(item.monthly for item in self.network)
+
+    @property
     def monthly_at_idle(self) -> float:
-        return self.control_plane_monthly + self.services_monthly + sum(p.monthly_at_min for p in self.pools)
+        fixed = self.control_plane_monthly + self.services_monthly + self.network_monthly
+        return fixed + sum(p.monthly_at_min for p in self.pools)
 
     @property
     def monthly_at_max(self) -> float:
-        return self.control_plane_monthly + self.services_monthly + sum(p.monthly_at_max for p in self.pools)
+        fixed = self.control_plane_monthly + self.services_monthly + self.network_monthly
+        return fixed + sum(p.monthly_at_max for p in self.pools)
 
     @property
     def region_note(self) -> str:
@@ -100,6 +119,7 @@ class CostEstimate:
             "controlPlaneMonthly": self.control_plane_monthly,
             "pools": [asdict(p) for p in self.pools],
             "services": [asdict(s) for s in self.services],
+            "network": [asdict(item) for item in self.network],
             "monthlyAtIdle": self.monthly_at_idle,
             "monthlyAtMax": self.monthly_at_max,
         }
@@ -166,6 +186,7 @@ def cost(platform: Platform, table: dict[str, Any] | None = None) -> CostEstimat
         pools=tuple(pools),
         overrides=tuple(overrides),
         services=service_costs(platform, table["services"]),
+        network=network_costs(platform, table["network"], hours),
     )
 
 
@@ -218,6 +239,26 @@ def service_costs(platform: Platform, prices: dict[str, Any]) -> tuple[ServiceCo
     return tuple(rows)
 
 
+def network_costs(platform: Platform, prices: dict[str, Any], hours: int) -> tuple[NetworkCost, ...]:
+    """The stack's NAT gateway and its public address (`vnet.outboundType: natGateway`), and its private endpoints and
+    their DNS zones (`vnet.privateEndpoints`). The VNet, subnets and NSGs are free."""
+    vnet = platform.settings.vnet
+    items: list[NetworkCost] = []
+    if vnet.nat_gateway:
+        items.append(NetworkCost("NAT gateway", 1, float(prices["natGatewayHourly"]) * hours))
+        items.append(
+            NetworkCost("NAT gateway public IP (Standard, static)", 1, float(prices["publicIpHourly"]) * hours)
+        )
+    if vnet.private_endpoints:
+        endpoints = len(PRIVATE_LINK_TARGETS)
+        zones = len({target.zone for target in PRIVATE_LINK_TARGETS})
+        items.append(
+            NetworkCost("private endpoints", endpoints, endpoints * float(prices["privateEndpointHourly"]) * hours)
+        )
+        items.append(NetworkCost("private DNS zones", zones, zones * float(prices["privateDnsZoneMonthly"])))
+    return tuple(items)
+
+
 def warm_reason(min_count: int, mig_slice: str | None, serving: bool = False) -> str:
     if min_count == 0:
         return ""
@@ -247,16 +288,25 @@ def render_cost(stack: str, estimate: CostEstimate) -> str:
             for s in estimate.services
         ),
     ]
+    network = "".join(f"| {item.item} | {item.count} | {item.monthly:,.2f} |\n" for item in estimate.network)
+    network_table = (
+        "\n\nNetwork (billed by the hour; per-GB processing left out):\n\n| item | count | per month |\n|---|---|---|\n"
+        + network.rstrip("\n")
+        if network
+        else ""
+    )
     return (
         f"# Monthly cost estimate of stack {stack}\n\n"
         f"Prices: {estimate.currency}, {estimate.region_note} ({estimate.table_source}), "
         f"{estimate.hours_per_month} h/month, spot at {estimate.spot_price_ratio:.0%} of list price (node VMs, the AKS "
-        "tier and the platform services below: no disks, storage capacity, egress or metrics).\n\n"
+        "tier, the platform services and the hourly network resources below: no disks, storage capacity, egress or "
+        "metrics).\n\n"
         + overrides
         + "\n".join(rows)
         + "\n\nPlatform services (planning prices, offline/plan/prices.yaml `services`):\n\n"
         + "\n".join(services)
+        + network_table
         + f"\n\nControl plane: {estimate.control_plane_monthly:,.0f}/month; platform services: "
-        f"{estimate.services_monthly:,.0f}/month. "
+        f"{estimate.services_monthly:,.0f}/month; network: {estimate.network_monthly:,.0f}/month. "
         f"**Total: {estimate.monthly_at_idle:,.0f} at idle, {estimate.monthly_at_max:,.0f} at max scale.**\n"
     )

@@ -58,8 +58,11 @@ def workspace_id(run: ProgramRun) -> str:
 def test_all_children_are_parented_to_the_component(stack: str, runs: dict[str, ProgramRun]) -> None:
     run = runs[stack]
     (component,) = run.of_type("aks-mlops:cluster:AksCluster")
+    (network,) = run.of_type("aks-mlops:cluster:PlatformNetwork")
     children = [r for r in run.resources if r is not component]
-    assert children and all(r.parent == component.urn for r in children)
+    # The VNet's resources are the PlatformNetwork's, itself the cluster component's.
+    assert network.parent == component.urn
+    assert children and all(r.parent in (component.urn, network.urn) for r in children)
 
 
 def test_the_cluster_receives_exactly_the_builder_arguments(stack: str, runs: dict[str, ProgramRun]) -> None:
@@ -71,6 +74,9 @@ def test_the_cluster_receives_exactly_the_builder_arguments(stack: str, runs: di
         Names(settings.name_prefix, settings.environment),
         identity_id=identity_id,
         log_analytics_workspace_id=workspace_id(run),
+        # The System pool joins the platform VNet's System subnet, as the fake Azure ids it.
+        system_subnet_id=f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{group['resourceGroupName']}/providers/"
+        f"Microsoft.Network/virtualNetworks/vnet-mlops-{stack}/subnets/snet-system",
     )
     assert cluster(run).inputs == registered_inputs(
         aks.ManagedClusterArgs, resource_group_name=group["resourceGroupName"], tags=group["tags"], **expected

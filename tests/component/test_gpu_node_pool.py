@@ -21,6 +21,9 @@ from tests.support.engine import TEST_AZURE, registered_inputs, run_component
 DEV = load_stack_config("dev")
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTER_NAME = "aks-test"
+SUBNET_ID = (
+    "/subscriptions/sub/resourceGroups/rg-test/providers/Microsoft.Network/virtualNetworks/vnet/subnets/snet-user"
+)
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,8 @@ def register_pool(pool_entry: dict[str, Any]) -> RegisteredPool:
     pool, facts = settings.gpu_pools[0], settings.pool_facts[0]
     run = run_component(
         lambda: GpuNodePool(
-            pool.name, GpuNodePoolArgs(pool=pool, facts=facts, cluster_name=CLUSTER_NAME, azure=TEST_AZURE)
+            pool.name,
+            GpuNodePoolArgs(pool=pool, facts=facts, cluster_name=CLUSTER_NAME, azure=TEST_AZURE, subnet_id=SUBNET_ID),
         ),
         DEV,
     )
@@ -74,6 +78,8 @@ def test_the_agent_pool_receives_exactly_the_builder_arguments(registered: str, 
         resource_name_=CLUSTER_NAME,
         resource_group_name=TEST_AZURE.resource_group_name,
         **agent_pool_args(pool.pool, pool.facts, TEST_AZURE.tags),
+        # The pool's nodes join the subnet it was given.
+        vnet_subnet_id=SUBNET_ID,
     )
 
 

@@ -90,8 +90,14 @@ def test_dev_under_prod_strictness_fails_exactly_the_prod_rules(stack_runs: dict
     assert summary(violations) == [
         # Stack rules name no resource: dev has no AKS backup, and its team account keeps no blob versions.
         ("prod-cluster-backed-up", "mandatory", None),
+        # Egress through the cluster's load balancer.
+        ("prod-cluster-on-platform-vnet", "mandatory", CLUSTER),
         ("prod-datasets-storage-class-retains", "mandatory", DATASETS_CLASS),
         ("prod-defender-enabled", "mandatory", CLUSTER),
+        # The public registry, and the public account with its firewall open.
+        ("prod-no-public-network-access", "mandatory", "platform-registry"),
+        ("prod-no-public-network-access", "mandatory", "shared-storage-account"),
+        ("prod-no-public-network-access", "mandatory", "shared-storage-account"),
         ("prod-standard-tier", "mandatory", CLUSTER),
         *[
             ("prod-stateful-resources-protected", "mandatory", name)

@@ -28,6 +28,7 @@ from tests.support.policy import (
     INTEGRATION_CASES,
     MEMLOCK_CASES,
     POLICIES,
+    PRIVATE_ENDPOINT_CASES,
     PROD_RULES,
     PROVISIONING_CASES,
     SERVING_STACK_CASES,
@@ -497,7 +498,14 @@ STACK_CASES = [
 
 
 # The stack rules' cases run here (the guardrail, provisioning and integration cases have their own tests).
-STACK_RULE_CASES = (*STACK_CASES, *TOPOLOGY_CASES, *MEMLOCK_CASES, *TOPOLOGY_QUEUES_CASES, *SERVING_STACK_CASES)
+STACK_RULE_CASES = (
+    *STACK_CASES,
+    *TOPOLOGY_CASES,
+    *MEMLOCK_CASES,
+    *TOPOLOGY_QUEUES_CASES,
+    *SERVING_STACK_CASES,
+    *PRIVATE_ENDPOINT_CASES,
+)
 
 
 @pytest.mark.parametrize("case", [c.param() for c in STACK_RULE_CASES if c.expected is None])
@@ -519,7 +527,7 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
     stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
     cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
-    assert len(ALL_POLICIES) == len(POLICIES) == 48, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 52, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]

@@ -84,8 +84,12 @@ def test_protection_follows_the_environment(stack: str, stack_runs, stack_config
         assert resource.protect is is_prod, type_token
 
 
-# Action groups are global resources: Azure accepts no other location for them.
-GLOBAL_TYPES = {"azure-native:monitor:ActionGroup"}
+# Action groups and private DNS zones with their VNet links are global resources.
+GLOBAL_TYPES = {
+    "azure-native:monitor:ActionGroup",
+    "azure-native:privatedns:PrivateZone",
+    "azure-native:privatedns:VirtualNetworkLink",
+}
 
 
 def test_every_azure_resource_with_a_location_is_in_the_stack_region(stack: str, stack_runs, stack_config) -> None:

@@ -16,6 +16,16 @@ STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
 CLAIM = "kubernetes:core/v1:PersistentVolumeClaim"
 
 
+def vnet_parameters(stack: str) -> dict[str, str]:
+    """The driver parameters naming the platform VNet's node subnets, whose service endpoint the accounts the drivers
+    create are restricted to (components.storage.service_endpoint_parameters)."""
+    return {
+        "vnetResourceGroup": f"rg-mlops-{stack}",
+        "vnetName": f"vnet-mlops-{stack}",
+        "subnetName": "snet-system,snet-user",
+    }
+
+
 def classes(run: ProgramRun) -> dict[str, dict]:
     return {r.inputs["metadata"]["name"]: r.inputs for r in run.of_type(STORAGE_CLASS)}
 
@@ -25,7 +35,7 @@ def test_datasets_class_is_blob_nfs_premium_with_the_articles_nfs_options(
 ) -> None:
     datasets = classes(stack_runs[stack])[DATASETS_CLASS]
     assert datasets["provisioner"] == "blob.csi.azure.com"
-    assert datasets["parameters"] == {"protocol": "nfs", "skuName": "Premium_LRS"}
+    assert datasets["parameters"] == {"protocol": "nfs", "skuName": "Premium_LRS", **vnet_parameters(stack)}
     # The MLOps article's NFS options, as plain nfs(5) options (no FUSE `-o` forms).
     assert datasets["mountOptions"] == ["nconnect=4", "actimeo=120", "noresvport"]
     assert datasets["allowVolumeExpansion"] is True
@@ -48,14 +58,22 @@ def test_azure_files_mounts_are_group_owned_by_the_configured_user(
 def test_shared_files_class_is_premium_azure_files(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
     shared = classes(stack_runs[stack])[SHARED_FILES_CLASS]
     assert shared["provisioner"] == "file.csi.azure.com"
-    assert shared["parameters"] == {"skuName": "Premium_LRS"}
+    assert shared["parameters"] == {
+        "skuName": "Premium_LRS",
+        "networkEndpointType": "serviceEndpoint",
+        **vnet_parameters(stack),
+    }
     assert {"mfsymlinks", "cache=strict", "actimeo=30", "nosharesock"} <= set(shared["mountOptions"])
 
 
 def test_checkpoint_class_retains_volumes_and_can_grow(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
     checkpoints = classes(stack_runs[stack])[CHECKPOINTS_CLASS]
     assert checkpoints["provisioner"] == "file.csi.azure.com"
-    assert checkpoints["parameters"]["skuName"] == "Premium_LRS"
+    assert checkpoints["parameters"] == {
+        "skuName": "Premium_LRS",
+        "networkEndpointType": "serviceEndpoint",
+        **vnet_parameters(stack),
+    }
     assert checkpoints["reclaimPolicy"] == "Retain"
     assert checkpoints["allowVolumeExpansion"] is True
 
@@ -95,7 +113,17 @@ def test_team_storage_account_gets_the_builder_arguments_and_is_protected_in_pro
         resource_group_name=run.named("platform-rg").inputs["resourceGroupName"],
         tags=stack_tags(settings.environment, settings.tags),
         # Zone-redundant exactly when the stack's cluster spans zones.
-        **storage_account_args(settings.location, bool(settings.availability_zones)),
+        **storage_account_args(settings.location, bool(settings.availability_zones), settings.vnet),
     )
     assert account.protect is (stack_config["aks-mlops:environment"] == "prod")
     assert len(account.inputs["accountName"]) <= 24 and account.inputs["accountName"].isalnum()
+
+
+def test_team_storage_account_is_closed_to_the_internet_in_prod_only(stack_runs: dict[str, ProgramRun]) -> None:
+    (prod,) = stack_runs["prod"].of_type("azure-native:storage:StorageAccount")
+    (dev,) = stack_runs["dev"].of_type("azure-native:storage:StorageAccount")
+    assert prod.inputs["publicNetworkAccess"] == "Disabled"
+    assert prod.inputs["networkRuleSet"] == {"defaultAction": "Deny", "bypass": "AzureServices"}
+    # dev stays reachable from the team's machines: no private endpoint to reach it through.
+    assert dev.inputs["publicNetworkAccess"] == "Enabled"
+    assert "networkRuleSet" not in dev.inputs

@@ -34,6 +34,7 @@ SECTION_MARKERS = {
     "workloads": "| `workloads` |",
     "serving": "`serving` fields:",
     "serving.images": "`serving.images` fields:",
+    "vnet": "`vnet` fields:",
 }
 
 

@@ -101,3 +101,12 @@ def test_the_pushed_image_is_exposed_by_digest() -> None:
     assert re.search(r'image=.*>> "?\$GITHUB_OUTPUT"?', script), "the step writes no image output"
     docker_push = index(job, lambda s: bool(re.search(r"^\s*docker push\b", s.run or "", re.M)))
     assert docker_push and docker_push[0] <= step_index, "the digest is read before the push"
+
+
+def test_the_build_runs_where_the_caller_says_so_a_private_registry_is_reachable() -> None:
+    """prod's registry answers only on its private endpoint: the caller names a runner inside the network; a public
+    registry (dev) needs none."""
+    workflow = WORKFLOWS["image-build.yml"]
+    runner = call_inputs(workflow)["runner"]
+    assert (runner.get("required"), runner.get("type"), runner.get("default")) == (False, "string", "ubuntu-latest")
+    assert workflow["jobs"]["build"]["runs-on"] == "${{ inputs.runner }}"

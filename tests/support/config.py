@@ -115,6 +115,7 @@ MINIMAL_PROD_CONFIG: dict[str, Any] = _merged(
         "authorizedIpRanges": None,
         "systemPool": {"minCount": 2},
         "grafanaEnabled": True,
+        "vnet": {"outboundType": "natGateway", "privateEndpoints": True},
         # Prod runs images only by digest (workloads.requireImageDigests), the reference workloads' image too.
         "workloads": {
             "requireImageDigests": True,

@@ -46,6 +46,10 @@ PROD_RULES = {
     "prod-storage-and-registry-audited",
     "prod-storage-recoverable",
     "prod-cluster-backed-up",
+    "prod-cluster-on-platform-vnet",
+    "prod-user-pools-on-platform-vnet",
+    "prod-no-public-network-access",
+    "prod-private-endpoints-dns-linked",
 }
 ADVISORY_RULE = "gpu-quota-within-capacity-when-borrowing"
 
@@ -816,6 +820,84 @@ PROD_CASES = [
         "prod",
         setting(CLUSTER, "sku.tier", "Free"),
         "AKS cluster platform-cluster: tier 'Free' has no uptime SLA",
+    ),
+    # The network (components.cluster.network, components.base.private_link): prod's own resources pass; dev's egress
+    # through the cluster's load balancer and its public registry and account are what the rules refuse.
+    ok("prod-cluster-on-platform-vnet", "prod"),
+    bad(
+        "prod-cluster-on-platform-vnet",
+        "prod",
+        setting(CLUSTER, "agentPoolProfiles.0.vnetSubnetID", DELETE),
+        "AKS cluster platform-cluster: pools system run on the AKS-managed VNet",
+    ),
+    bad(
+        "prod-cluster-on-platform-vnet",
+        "dev",
+        None,
+        "AKS cluster platform-cluster: outboundType 'loadBalancer' leaves egress to AKS; use userAssignedNATGateway or "
+        "userDefinedRouting",
+        "dev-load-balancer",
+    ),
+    ok("prod-user-pools-on-platform-vnet", "prod"),
+    bad(
+        "prod-user-pools-on-platform-vnet",
+        "prod",
+        setting("h100-pool", "vnetSubnetID", DELETE),
+        "node pool h100-pool runs on the AKS-managed VNet",
+    ),
+    ok("prod-no-public-network-access", "prod"),
+    bad(
+        "prod-no-public-network-access",
+        "prod",
+        setting("platform-registry", "publicNetworkAccess", "Enabled"),
+        "azure-native:containerregistry:Registry platform-registry has publicNetworkAccess 'Enabled'",
+    ),
+    bad(
+        "prod-no-public-network-access",
+        "prod",
+        setting("shared-storage-account", "networkRuleSet.defaultAction", "Allow"),
+        "storage account shared-storage-account's firewall does not deny by default",
+        "storage-firewall-allows",
+    ),
+    bad(
+        "prod-no-public-network-access",
+        "dev",
+        None,
+        "has publicNetworkAccess 'Enabled'; set Disabled and reach it through a private endpoint",
+        "dev-public",
+        count=3,
+    ),
+]
+
+# The stack rule on prod's private endpoints (components.base.private_link), run with the stack rules' cases.
+PRIVATE_ENDPOINT_CASES = [
+    ok("prod-private-endpoints-dns-linked", "prod"),
+    # dev has no private endpoint: nothing to resolve.
+    ok("prod-private-endpoints-dns-linked", "dev", variant="no-endpoints"),
+    bad(
+        "prod-private-endpoints-dns-linked",
+        "prod",
+        lambda stack: stack.remove("shared-storage-blob-zone-link"),
+        "private endpoint pe-mlops-prod-blob: DNS zone privatelink.blob.core.windows.net is not a zone of this stack "
+        "linked to the endpoint's VNet",
+    ),
+    bad(
+        "prod-private-endpoints-dns-linked",
+        "prod",
+        setting(
+            "platform-registry-zone-link",
+            "virtualNetwork.id",
+            "/subscriptions/s/resourceGroups/hub/providers/Microsoft.Network/virtualNetworks/vnet-hub",
+        ),
+        "private endpoint pe-mlops-prod-registry: DNS zone privatelink.azurecr.io is not a zone of this stack linked",
+        "zone-linked-elsewhere",
+    ),
+    bad(
+        "prod-private-endpoints-dns-linked",
+        "prod",
+        lambda stack: stack.remove("platform-registry-dns"),
+        "private endpoint pe-mlops-prod-registry has no DNS zone group",
+        "no-zone-group",
     ),
 ]
 

@@ -31,6 +31,9 @@ PROD = load_stack_config("prod")
 # Stand-ins for the ids the cluster references; the component test checks the real ones.
 IDENTITY_ID = "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-test"
 WORKSPACE_ID = "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.OperationalInsights/workspaces/log-test"
+SYSTEM_SUBNET_ID = (
+    "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/snet-system"
+)
 
 
 def names_of(settings: Settings) -> Names:
@@ -40,7 +43,11 @@ def names_of(settings: Settings) -> Names:
 def cluster_args(config: dict, **overrides: object) -> dict[str, Any]:
     settings = settings_for(config, **overrides)
     return managed_cluster_args(
-        settings, names_of(settings), identity_id=IDENTITY_ID, log_analytics_workspace_id=WORKSPACE_ID
+        settings,
+        names_of(settings),
+        identity_id=IDENTITY_ID,
+        log_analytics_workspace_id=WORKSPACE_ID,
+        system_subnet_id=SYSTEM_SUBNET_ID,
     )
 
 
@@ -188,3 +195,29 @@ def test_defender_for_containers_plan_is_standard_with_registry_scanning_and_gat
         "ContainerSensor": ("True", {"SecurityGatingEnabled": "True"}),
         "ContainerIntegrityContribution": ("True", None),
     }
+
+
+def test_the_system_pool_joins_the_subnet_it_is_given() -> None:
+    (system,) = cluster_args(DEV)["agent_pool_profiles"]
+    assert system.vnet_subnet_id == SYSTEM_SUBNET_ID
+
+
+@pytest.mark.parametrize(
+    ("config", "outbound", "registry_network"),
+    [
+        pytest.param(DEV, "loadBalancer", {"public_network_access": "Enabled"}, id="dev"),
+        pytest.param(
+            PROD,
+            "userAssignedNATGateway",
+            {"public_network_access": "Disabled", "network_rule_bypass_options": "AzureServices"},
+            id="prod",
+        ),
+    ],
+)
+def test_egress_and_the_registrys_public_access_follow_the_vnet_settings(
+    config: dict, outbound: str, registry_network: dict[str, str]
+) -> None:
+    assert cluster_args(config)["network_profile"].outbound_type == outbound
+    settings = settings_for(config)
+    args = registry_args(settings, "acrtest")
+    assert {key: args[key] for key in args if key.startswith(("public_network", "network_rule"))} == registry_network
