@@ -19,7 +19,7 @@ from pulumi_azure_native import storage
 
 from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest
-from components.base.private_link import private_link
+from components.base.private_link import private_link, storage_network_args
 from components.config.network import VnetSettings
 from components.config.storage import StorageSettings
 from components.core.naming import (
@@ -144,22 +144,7 @@ def storage_account_args(location: str, zone_redundant: bool, vnet: VnetSettings
         "allow_shared_key_access": False,
         "minimum_tls_version": "TLS1_2",
         "enable_https_traffic_only": True,
-        **storage_account_network_args(vnet),
-    }
-
-
-def storage_account_network_args(vnet: VnetSettings) -> dict[str, Any]:
-    """With private endpoints: no public network access, and a firewall that denies by default. Its bypass keeps
-    trusted Azure services (Defender for Storage's malware scanning, Azure Backup) able to reach the account, as
-    Azure Storage "Grant access to trusted Azure services" describes; the blob containers themselves are
-    management-plane writes and need no data-plane route from wherever `pulumi up` runs."""
-    if not vnet.private_endpoints:
-        return {"public_network_access": "Enabled"}
-    return {
-        "public_network_access": "Disabled",
-        "network_rule_set": storage.NetworkRuleSetArgs(
-            default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.AZURE_SERVICES
-        ),
+        **storage_network_args(vnet.private_endpoints),
     }
 
 

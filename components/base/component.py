@@ -9,7 +9,7 @@ into its children's (that would copy its aliases and protection onto them).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import pulumi
@@ -25,6 +25,8 @@ class NetworkContext:
     vnet_id: pulumi.Input[str]
     subnet_ids: Mapping[str, pulumi.Input[str]]
     private_endpoints: bool
+    # The stack's private DNS zones by zone name, linked to the VNet (empty without private endpoints).
+    zone_ids: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
-"""A private endpoint for one Azure service of the stack, with the private DNS zone its name resolves in, linked to the
-platform VNet (`private_link`): the registry (components.cluster) and the team storage account (components.storage)
-use it where the stack has `vnet.privateEndpoints` (prod: components.config.prod).
+"""Private endpoints for the stack's Azure services (`private_link`) and the private DNS zones their names resolve in,
+one per zone name, linked to the platform VNet (`private_dns_zones`, created with the VNet): the registry
+(components.cluster), the team storage account (components.storage) and the backup account (components.protection)
+use them where the stack has `vnet.privateEndpoints` (prod: components.config.prod); `storage_network_args` closes a
+storage account to the internet there.
 
 As in the AKS baseline architecture (mspnp/aks-baseline: the registry behind a private endpoint in the spoke's
 private-link subnet, `privatelink.azurecr.io` linked to the spoke), the zones carry no auto-registration, and the
@@ -12,11 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi_azure_native import network, privatedns
+from pulumi_azure_native import network, privatedns, storage
 
 from components.base.component import AzureContext, PlatformComponent
 from components.core.naming import ENDPOINTS_SUBNET
-from components.core.private_links import PrivateLinkTarget
+from components.core.private_links import PRIVATE_DNS_ZONES, PrivateLinkTarget
 
 
 def private_endpoint_args(
@@ -34,32 +36,45 @@ def private_endpoint_args(
     }
 
 
+def private_dns_zones(
+    owner: PlatformComponent, name: str, vnet_id: pulumi.Input[str], azure: AzureContext
+) -> dict[str, pulumi.Input[str]]:
+    """The stack's private DNS zones (components.core.private_links), each linked to the VNet, children of `owner`:
+    zone name -> zone id."""
+    zone_ids: dict[str, pulumi.Input[str]] = {}
+    for zone_name in PRIVATE_DNS_ZONES:
+        key = zone_name.removeprefix("privatelink.").split(".")[0]
+        # Private DNS zones and their links are global resources.
+        zone = privatedns.PrivateZone(
+            f"{name}-{key}-zone",
+            private_zone_name=zone_name,
+            resource_group_name=azure.resource_group_name,
+            location="global",
+            tags=azure.tags,
+            opts=owner.child(),
+        )
+        privatedns.VirtualNetworkLink(
+            f"{name}-{key}-zone-link",
+            virtual_network_link_name=azure.names.vnet,
+            private_zone_name=zone.name,
+            resource_group_name=azure.resource_group_name,
+            location="global",
+            virtual_network=privatedns.SubResourceArgs(id=vnet_id),
+            registration_enabled=False,
+            tags=azure.tags,
+            opts=owner.child(),
+        )
+        zone_ids[zone_name] = zone.id
+    return zone_ids
+
+
 def private_link(
     owner: PlatformComponent, name: str, target: PrivateLinkTarget, target_id: pulumi.Input[str], azure: AzureContext
 ) -> None:
-    """The zone, its link to the VNet, the endpoint on the endpoints subnet and its zone group, children of `owner`."""
+    """The endpoint on the endpoints subnet and its zone group in the stack's zone of the target, children of
+    `owner`."""
     if azure.network is None:
         raise ValueError(f"{name}: a private endpoint needs the platform VNet (AzureContext.network)")
-    # Private DNS zones and their links are global resources.
-    zone = privatedns.PrivateZone(
-        f"{name}-{target.key}-zone",
-        private_zone_name=target.zone,
-        resource_group_name=azure.resource_group_name,
-        location="global",
-        tags=azure.tags,
-        opts=owner.child(),
-    )
-    privatedns.VirtualNetworkLink(
-        f"{name}-{target.key}-zone-link",
-        virtual_network_link_name=azure.names.vnet,
-        private_zone_name=zone.name,
-        resource_group_name=azure.resource_group_name,
-        location="global",
-        virtual_network=privatedns.SubResourceArgs(id=azure.network.vnet_id),
-        registration_enabled=False,
-        tags=azure.tags,
-        opts=owner.child(),
-    )
     endpoint_name = azure.names.private_endpoint(target.key)
     subnet_id = azure.network.subnet_ids[ENDPOINTS_SUBNET]
     endpoint = network.PrivateEndpoint(
@@ -75,7 +90,24 @@ def private_link(
         private_endpoint_name=endpoint.name,
         resource_group_name=azure.resource_group_name,
         private_dns_zone_configs=[
-            network.PrivateDnsZoneConfigArgs(name=target.zone.replace(".", "-"), private_dns_zone_id=zone.id)
+            network.PrivateDnsZoneConfigArgs(
+                name=target.zone.replace(".", "-"), private_dns_zone_id=azure.network.zone_ids[target.zone]
+            )
         ],
         opts=owner.child(),
     )
+
+
+def storage_network_args(private_endpoints: bool) -> dict[str, Any]:
+    """A platform storage account's network: with private endpoints, no public network access and a firewall that
+    denies by default. Its bypass keeps trusted Azure services (Defender for Storage's malware scanning, Azure Backup)
+    able to reach the account, as Azure Storage "Grant access to trusted Azure services" describes; the blob
+    containers themselves are management-plane writes and need no data-plane route from wherever `pulumi up` runs."""
+    if not private_endpoints:
+        return {"public_network_access": "Enabled"}
+    return {
+        "public_network_access": "Disabled",
+        "network_rule_set": storage.NetworkRuleSetArgs(
+            default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.AZURE_SERVICES
+        ),
+    }

@@ -18,6 +18,7 @@ from pulumi_azure_native import network
 
 from components.base.azure import NETWORK_CONTRIBUTOR, assign_role
 from components.base.component import AzureContext, NetworkContext, PlatformComponent
+from components.base.private_link import private_dns_zones
 from components.config.network import VnetSettings
 from components.core.naming import ENDPOINTS_SUBNET, SYSTEM_SUBNET, USER_SUBNET
 
@@ -142,6 +143,7 @@ class PlatformNetwork(PlatformComponent):
             vnet_id=vnet.id,
             subnet_ids={name: subnet.id for name, subnet in zip(subnet_names, subnets, strict=True)},
             private_endpoints=settings.private_endpoints,
+            zone_ids=private_dns_zones(self, name, vnet.id, azure) if settings.private_endpoints else {},
         )
         self.ready = [*subnets, role]
         self.register_outputs({"vnetId": vnet.id})

@@ -23,6 +23,8 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.azure import CONTRIBUTOR, READER, STORAGE_BLOB_DATA_CONTRIBUTOR, assign_role
 from components.base.component import AzureContext, PlatformComponent
+from components.base.private_link import private_link, storage_network_args
+from components.core.private_links import BACKUP_BLOB_LINK
 from components.core.protection import (
     AKS_BACKUP_CONTAINER,
     AKS_BACKUP_EXTENSION_TYPE,
@@ -349,14 +351,20 @@ class ClusterBackup(PlatformComponent):
     ) -> tuple[storage.StorageAccount, storage.BlobContainer]:
         """The extension's keyless account, protected like the team's, and its container."""
         azure, keep = args.azure, args.platform.protect_stateful
+        private_endpoints = azure.network is not None and azure.network.private_endpoints
         account = storage.StorageAccount(
             f"{name}-account",
             account_name=pulumi.Output.from_input(azure.subscription_id).apply(azure.names.backup_storage_account),
             resource_group_name=azure.resource_group_name,
             **backup_storage_account_args(azure.location, zone_redundant),
+            # Closed like the team's account where the stack has private endpoints: the extension's pods reach it
+            # through its own endpoint, the vault as a trusted Azure service.
+            **storage_network_args(private_endpoints),
             tags=azure.tags,
             opts=self.child(protect=keep),
         )
+        if private_endpoints:
+            private_link(self, name, BACKUP_BLOB_LINK, account.id, azure)
         StorageRecovery(
             f"{name}-recovery",
             StorageRecoveryArgs(platform=args.platform, azure=azure, account_name=account.name, files=False),

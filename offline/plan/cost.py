@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from components.core.naming import PLATFORM_NAMESPACES
-from components.core.private_links import PRIVATE_LINK_TARGETS
+from components.core.private_links import PRIVATE_DNS_ZONES, private_link_targets
 from components.core.protection import data_protection
 from components.model.platform import Platform
 
@@ -250,8 +250,8 @@ def network_costs(platform: Platform, prices: dict[str, Any], hours: int) -> tup
             NetworkCost("NAT gateway public IP (Standard, static)", 1, float(prices["publicIpHourly"]) * hours)
         )
     if vnet.private_endpoints:
-        endpoints = len(PRIVATE_LINK_TARGETS)
-        zones = len({target.zone for target in PRIVATE_LINK_TARGETS})
+        endpoints = len(private_link_targets(data_protection(platform.protect_stateful).aks_backup))
+        zones = len(PRIVATE_DNS_ZONES)
         items.append(
             NetworkCost("private endpoints", endpoints, endpoints * float(prices["privateEndpointHourly"]) * hours)
         )

@@ -289,6 +289,9 @@ def test_the_create_time_model_times_every_audit_and_backup_type(stack: str, sta
             "azure-native:dataprotection:BackupPolicy": 0.2,
             "azure-native:dataprotection:BackupInstance": 2,
             "azure-native:kubernetesconfiguration:Extension": 5,
+            # The backup account's private endpoint (prod has private endpoints).
+            "azure-native:network:PrivateEndpoint": 2,
+            "azure-native:network:PrivateDnsZoneGroup": 0.5,
             "azure-native:containerservice:TrustedAccessRoleBinding": 1,
         }
     assert {kind: model.get(kind) for kind in created} == expected

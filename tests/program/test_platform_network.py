@@ -139,6 +139,8 @@ PRIVATE_LINKS = {
     # endpoint -> (group id, zone)
     "registry": ("registry", "privatelink.azurecr.io"),
     "blob": ("blob", "privatelink.blob.core.windows.net"),
+    # The AKS backup extension's account (components.protection.backup), in the same blob zone.
+    "backup-blob": ("blob", "privatelink.blob.core.windows.net"),
 }
 
 
@@ -147,13 +149,15 @@ def test_prod_reaches_the_registry_and_team_storage_through_private_endpoints(
 ) -> None:
     run = stack_runs["prod"]
     endpoints = {r.inputs["privateEndpointName"]: r.inputs for r in run.of_type(f"{NETWORK}PrivateEndpoint")}
-    assert set(endpoints) == {"pe-mlops-prod-registry", "pe-mlops-prod-blob"}
+    assert set(endpoints) == {"pe-mlops-prod-registry", "pe-mlops-prod-blob", "pe-mlops-prod-backup-blob"}
     (registry,) = run.of_type("azure-native:containerregistry:Registry")
-    (account,) = run.of_type("azure-native:storage:StorageAccount")
+    account = run.named("shared-storage-account")
+    backup = run.named("cluster-backup-account")
     providers = f"{group_id('prod')}/providers"
     targets = {
         "registry": f"{providers}/Microsoft.ContainerRegistry/registries/{registry.inputs['registryName']}",
         "blob": f"{providers}/Microsoft.Storage/storageAccounts/{account.inputs['accountName']}",
+        "backup-blob": f"{providers}/Microsoft.Storage/storageAccounts/{backup.inputs['accountName']}",
     }
     for key, (group, _) in PRIVATE_LINKS.items():
         endpoint = endpoints[f"pe-mlops-prod-{key}"]
@@ -283,10 +287,10 @@ def test_the_cost_report_prices_prods_network_and_dev_has_none(offline_plans: di
     assert [(item["item"], item["count"]) for item in prod["network"]] == [
         ("NAT gateway", 1),
         ("NAT gateway public IP (Standard, static)", 1),
-        ("private endpoints", 2),
+        ("private endpoints", 3),
         ("private DNS zones", 2),
     ]
-    assert "| private endpoints | 2 | 14.60 |" in (offline_plans["prod"].out / "cost.md").read_text()
+    assert "| private endpoints | 3 | 21.90 |" in (offline_plans["prod"].out / "cost.md").read_text()
     dev = json.loads((offline_plans["dev"].out / "cost.json").read_text())
     assert dev["network"] == []
     assert "Network (billed by the hour" not in (offline_plans["dev"].out / "cost.md").read_text()

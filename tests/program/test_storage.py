@@ -120,10 +120,13 @@ def test_team_storage_account_gets_the_builder_arguments_and_is_protected_in_pro
 
 
 def test_team_storage_account_is_closed_to_the_internet_in_prod_only(stack_runs: dict[str, ProgramRun]) -> None:
-    (prod,) = stack_runs["prod"].of_type("azure-native:storage:StorageAccount")
+    prod = stack_runs["prod"].named("shared-storage-account")
     (dev,) = stack_runs["dev"].of_type("azure-native:storage:StorageAccount")
+    # Both of prod's accounts: the team's and the AKS backup extension's.
+    for account in stack_runs["prod"].of_type("azure-native:storage:StorageAccount"):
+        assert account.inputs["publicNetworkAccess"] == "Disabled", account.name
+        assert account.inputs["networkRuleSet"] == {"defaultAction": "Deny", "bypass": "AzureServices"}, account.name
     assert prod.inputs["publicNetworkAccess"] == "Disabled"
-    assert prod.inputs["networkRuleSet"] == {"defaultAction": "Deny", "bypass": "AzureServices"}
     # dev stays reachable from the team's machines: no private endpoint to reach it through.
     assert dev.inputs["publicNetworkAccess"] == "Enabled"
     assert "networkRuleSet" not in dev.inputs

@@ -877,15 +877,17 @@ PRIVATE_ENDPOINT_CASES = [
     bad(
         "prod-private-endpoints-dns-linked",
         "prod",
-        lambda stack: stack.remove("shared-storage-blob-zone-link"),
+        # The blob zone serves two endpoints: the team account's and the backup account's.
+        lambda stack: stack.remove("platform-network-blob-zone-link"),
         "private endpoint pe-mlops-prod-blob: DNS zone privatelink.blob.core.windows.net is not a zone of this stack "
         "linked to the endpoint's VNet",
+        count=2,
     ),
     bad(
         "prod-private-endpoints-dns-linked",
         "prod",
         setting(
-            "platform-registry-zone-link",
+            "platform-network-azurecr-zone-link",
             "virtualNetwork.id",
             "/subscriptions/s/resourceGroups/hub/providers/Microsoft.Network/virtualNetworks/vnet-hub",
         ),

@@ -131,21 +131,23 @@ def test_cpu_pools_are_priced_like_gpu_pools_warm_and_spot_included() -> None:
 
 
 def test_network_resources_are_priced_where_the_stack_has_them() -> None:
-    """dev: no NAT gateway and no private endpoint, so no network row; prod: the NAT gateway and its address, two
-    private endpoints (registry, blob) and their two zones, at the price table's USD 0.045, 0.005 and 0.01 an hour
-    for 730 hours and 0.50 a zone a month."""
+    """dev: no NAT gateway and no private endpoint, so no network row; prod: the NAT gateway and its address, three
+    private endpoints (registry, the team account's and the backup account's blobs) and their two zones, at the price
+    table's USD 0.045, 0.005 and 0.01 an hour for 730 hours and 0.50 a zone a month."""
     assert cost(platform_for(load_stack_config("dev"))).network == ()
     estimate = cost(platform_for(load_stack_config("prod")))
     assert [(item.item, item.count, round(item.monthly, 2)) for item in estimate.network] == [
         ("NAT gateway", 1, 32.85),
         ("NAT gateway public IP (Standard, static)", 1, 3.65),
-        ("private endpoints", 2, 14.6),
+        ("private endpoints", 3, 21.9),
         ("private DNS zones", 2, 1.0),
     ]
-    assert estimate.network_monthly == pytest.approx(52.1)
-    # Both totals include them.
+    assert estimate.network_monthly == pytest.approx(59.4)
+    # Both totals include them, beside the platform services.
     vms = sum(p.monthly_at_min for p in estimate.pools)
-    assert estimate.monthly_at_idle == pytest.approx(estimate.control_plane_monthly + vms + 52.1)
+    fixed = estimate.control_plane_monthly + estimate.services_monthly
+    assert estimate.monthly_at_idle == pytest.approx(fixed + vms + 59.4)
+    assert estimate.monthly_at_max == pytest.approx(fixed + sum(p.monthly_at_max for p in estimate.pools) + 59.4)
 
 
 def test_a_load_balancer_stack_with_private_endpoints_pays_for_the_endpoints_only() -> None:
