@@ -19,7 +19,8 @@ from pulumi_azure_native import storage
 
 from components.base.component import AzureContext, PlatformComponent
 from components.base.kubernetes import apply_manifest
-from components.base.private_link import private_link, storage_network_args
+from components.base.private_link import private_link
+from components.base.storage_accounts import closed_account_args
 from components.config.network import VnetSettings
 from components.config.storage import StorageSettings
 from components.core.naming import (
@@ -136,16 +137,7 @@ def storage_classes(owner: StorageSettings, reclaim: Mapping[str, str], names: N
 def storage_account_args(location: str, zone_redundant: bool, vnet: VnetSettings) -> dict[str, Any]:
     """The team storage account: no public blobs, no shared keys (Entra ID roles only), TLS 1.2; behind its private
     endpoint (components.base.private_link) where the stack has them."""
-    return {
-        "location": location,
-        "kind": "StorageV2",
-        "sku": storage.SkuArgs(name="Standard_ZRS" if zone_redundant else "Standard_LRS"),
-        "allow_blob_public_access": False,
-        "allow_shared_key_access": False,
-        "minimum_tls_version": "TLS1_2",
-        "enable_https_traffic_only": True,
-        **storage_network_args(vnet.private_endpoints),
-    }
+    return closed_account_args(location, zone_redundant, vnet.private_endpoints)
 
 
 @dataclass(frozen=True)

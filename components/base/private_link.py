@@ -1,8 +1,7 @@
 """Private endpoints for the stack's Azure services (`private_link`) and the private DNS zones their names resolve in,
 one per zone name, linked to the platform VNet (`private_dns_zones`, created with the VNet): the registry
 (components.cluster), the team storage account (components.storage) and the backup account (components.protection)
-use them where the stack has `vnet.privateEndpoints` (prod: components.config.prod); `storage_network_args` closes a
-storage account to the internet there.
+use them where the stack has `vnet.privateEndpoints` (prod: components.config.prod).
 
 As in the AKS baseline architecture (mspnp/aks-baseline: the registry behind a private endpoint in the spoke's
 private-link subnet, `privatelink.azurecr.io` linked to the spoke), the zones carry no auto-registration, and the
@@ -14,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi_azure_native import network, privatedns, storage
+from pulumi_azure_native import network, privatedns
 
 from components.base.component import AzureContext, PlatformComponent
 from components.core.naming import ENDPOINTS_SUBNET
@@ -96,18 +95,3 @@ def private_link(
         ],
         opts=owner.child(),
     )
-
-
-def storage_network_args(private_endpoints: bool) -> dict[str, Any]:
-    """A platform storage account's network: with private endpoints, no public network access and a firewall that
-    denies by default. Its bypass keeps trusted Azure services (Defender for Storage's malware scanning, Azure Backup)
-    able to reach the account, as Azure Storage "Grant access to trusted Azure services" describes; the blob
-    containers themselves are management-plane writes and need no data-plane route from wherever `pulumi up` runs."""
-    if not private_endpoints:
-        return {"public_network_access": "Enabled"}
-    return {
-        "public_network_access": "Disabled",
-        "network_rule_set": storage.NetworkRuleSetArgs(
-            default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.AZURE_SERVICES
-        ),
-    }

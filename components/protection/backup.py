@@ -23,7 +23,8 @@ from pulumi_azure_native import containerservice as aks
 
 from components.base.azure import CONTRIBUTOR, READER, STORAGE_BLOB_DATA_CONTRIBUTOR, assign_role
 from components.base.component import AzureContext, PlatformComponent
-from components.base.private_link import private_link, storage_network_args
+from components.base.private_link import private_link
+from components.base.storage_accounts import closed_account_args
 from components.core.private_links import BACKUP_BLOB_LINK
 from components.core.protection import (
     AKS_BACKUP_CONTAINER,
@@ -126,20 +127,6 @@ class StorageRecovery(PlatformComponent):
                 opts=self.child(),
             )
         self.register_outputs({})
-
-
-def backup_storage_account_args(location: str, zone_redundant: bool) -> dict[str, Any]:
-    """The extension's account: keyless (the extension signs in with its identity, `useAAD`), TLS 1.2, no public
-    blobs."""
-    return {
-        "location": location,
-        "kind": "StorageV2",
-        "sku": storage.SkuArgs(name="Standard_ZRS" if zone_redundant else "Standard_LRS"),
-        "allow_blob_public_access": False,
-        "allow_shared_key_access": False,
-        "minimum_tls_version": "TLS1_2",
-        "enable_https_traffic_only": True,
-    }
 
 
 def backup_vault_args(location: str, zone_redundant: bool, protection: DataProtection) -> dict[str, Any]:
@@ -356,10 +343,10 @@ class ClusterBackup(PlatformComponent):
             f"{name}-account",
             account_name=pulumi.Output.from_input(azure.subscription_id).apply(azure.names.backup_storage_account),
             resource_group_name=azure.resource_group_name,
-            **backup_storage_account_args(azure.location, zone_redundant),
-            # Closed like the team's account where the stack has private endpoints: the extension's pods reach it
-            # through its own endpoint, the vault as a trusted Azure service.
-            **storage_network_args(private_endpoints),
+            # Keyless (the extension signs in with its identity, `useAAD`), and closed like the team's account where
+            # the stack has private endpoints: the extension's pods reach it through its own endpoint, the vault as a
+            # trusted Azure service.
+            **closed_account_args(azure.location, zone_redundant, private_endpoints),
             tags=azure.tags,
             opts=self.child(protect=keep),
         )
