@@ -168,6 +168,7 @@ def managed_cluster_args(
         "api_server_access_profile": api_server_access_profile_args(settings),
         "storage_profile": storage_profile_args(),
         "azure_monitor_profile": azure_monitor_profile_args(),
+        "metrics_profile": metrics_profile_args(settings.cluster_tier),
         "addon_profiles": addon_profiles_args(log_analytics_workspace_id),
         "auto_upgrade_profile": aks.ManagedClusterAutoUpgradeProfileArgs(
             upgrade_channel=settings.upgrade_channel,
@@ -260,6 +261,19 @@ def azure_monitor_profile_args() -> aks.ManagedClusterAzureMonitorProfileArgs:
             ),
         )
     )
+
+
+# The AKS tiers that may run the cost analysis add-on: "The Managed Cluster sku.tier must be set to 'Standard' or
+# 'Premium' to enable this feature" (ManagedClusterCostAnalysis.enabled, the ContainerService API that azure-native
+# 3.29.0's ManagedClusterCostAnalysisArgs is generated from); a Free cluster refuses it.
+COST_ANALYSIS_TIERS = ("Standard", "Premium")
+
+
+def metrics_profile_args(cluster_tier: str) -> aks.ManagedClusterMetricsProfileArgs:
+    """The AKS cost analysis add-on (per-namespace cost of the cluster in Azure Cost Management), wherever the tier
+    allows it; off on Free, which refuses it."""
+    enabled = cluster_tier in COST_ANALYSIS_TIERS
+    return aks.ManagedClusterMetricsProfileArgs(cost_analysis=aks.ManagedClusterCostAnalysisArgs(enabled=enabled))
 
 
 def addon_profiles_args(log_analytics_workspace_id: pulumi.Input[str]) -> dict[str, aks.ManagedClusterAddonProfileArgs]:

@@ -221,3 +221,16 @@ def test_egress_and_the_registrys_public_access_follow_the_vnet_settings(
     settings = settings_for(config)
     args = registry_args(settings, "acrtest")
     assert {key: args[key] for key in args if key.startswith(("public_network", "network_rule"))} == registry_network
+
+
+@pytest.mark.parametrize(("stack", "enabled"), [(DEV, False), (PROD, True)])
+def test_cost_analysis_is_on_where_the_tier_allows_it(stack: dict[str, Any], enabled: bool) -> None:
+    # dev runs the Free tier, which refuses the add-on; prod's Standard tier gets it.
+    assert cluster_args(stack)["metrics_profile"] == aks.ManagedClusterMetricsProfileArgs(
+        cost_analysis=aks.ManagedClusterCostAnalysisArgs(enabled=enabled)
+    )
+
+
+@pytest.mark.parametrize(("tier", "enabled"), [("Free", False), ("Standard", True), ("Premium", True)])
+def test_cost_analysis_follows_the_tier(tier: str, enabled: bool) -> None:
+    assert cluster_args(DEV, clusterTier=tier)["metrics_profile"].cost_analysis.enabled is enabled
