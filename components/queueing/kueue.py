@@ -188,7 +188,17 @@ def manager_config(kueue: KueueSettings, *, training_operator_v1: bool = False) 
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        # The usage metrics chargeback reads (components.monitoring.chargeback): Kueue v0.19.2 reports the
+        # ClusterQueues' kueue_cluster_queue_resource_usage and _nominal_quota per flavor and resource only with
+        # enableClusterQueueResources (off by default: apis/config/v1beta2/configuration_types.go ControllerMetrics,
+        # cmd/kueue/main.go WithResourceMetrics), and the LocalQueues' kueue_local_queue_resource_usage with
+        # localQueueMetrics.enable (defaulted true in apis/config/v1beta2/defaults.go; stated here because this
+        # document replaces the chart's) and the LocalQueueMetrics feature gate (`LOCAL_QUEUE_METRICS_GATE`).
+        "metrics": {
+            "bindAddress": ":8443",
+            "enableClusterQueueResources": True,
+            "localQueueMetrics": {"enable": True},
+        },
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {
@@ -267,12 +277,24 @@ def integrations(training_operator_v1: bool) -> list[str]:
     return [*INTEGRATIONS, *(TRAINING_OPERATOR_V1_INTEGRATIONS if training_operator_v1 else ())]
 
 
+# The feature gate of the LocalQueue metrics: beta and on by default since Kueue 0.17 (v0.19.2
+# pkg/features/kube_features.go), pinned on so a chart or default change cannot switch the per-team usage off.
+LOCAL_QUEUE_METRICS_GATE = {"name": "LocalQueueMetrics", "enabled": True}
+
+
 def kueue_values(
     kueue: KueueSettings, placement: dict[str, Any], *, training_operator_v1: bool = False
 ) -> dict[str, Any]:
     config = manager_config(kueue, training_operator_v1=training_operator_v1)
     return {
-        "controllerManager": {**placement, "replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
+        "controllerManager": {
+            **placement,
+            "replicas": 2,
+            "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
+            # The chart passes these to the manager as --feature-gates (charts/kueue/templates/_helpers.tpl
+            # kueue.featureGates at v0.19.2).
+            "featureGates": [LOCAL_QUEUE_METRICS_GATE],
+        },
         "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config, sort_keys=False)},
         # Scraping is set up by the monitoring layer (Azure Monitor reads azmonitoring.coreos.com CRs).
         "enablePrometheus": False,

@@ -79,6 +79,21 @@ def test_chart_values_carry_the_config_as_yaml_and_place_the_controller_on_syste
     assert manager["replicas"] >= 2 and manager["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
 
 
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_kueue_reports_the_usage_per_cluster_queue_and_local_queue(stack: str) -> None:
+    # Chargeback reads kueue_cluster_queue_resource_usage and kueue_local_queue_resource_usage: the first needs
+    # enableClusterQueueResources (off by default in v0.19.2), the second the LocalQueue metrics and their gate.
+    settings = settings_for(load_stack_config(stack))
+    values = kueue_values(settings.kueue, system_placement(), training_operator_v1=settings.training_operator_v1)
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["metrics"] == {
+        "bindAddress": ":8443",
+        "enableClusterQueueResources": True,
+        "localQueueMetrics": {"enable": True},
+    }
+    assert values["controllerManager"]["featureGates"] == [{"name": "LocalQueueMetrics", "enabled": True}]
+
+
 def test_whole_gpus_and_each_mig_slice_size_are_separate_resource_groups() -> None:
     team_a = PROD_PLATFORM.team("team-a")
     # team-a has no spot quota: its default queue offers every flavor it has quota on (no topology-aware pool).
