@@ -82,6 +82,10 @@ KUEUE = MetricSource(
             "kueue_pending_workloads", "kueue_admitted_active_workloads", "kueue_evicted_workloads_total",
             "kueue_admission_wait_time_seconds_bucket", "kueue_admission_wait_time_seconds_sum",
             "kueue_admission_wait_time_seconds_count",
+            # Admitted usage and quota per flavor and resource (chargeback), reported with the manager config's
+            # metrics.enableClusterQueueResources and LocalQueue metrics (pkg/metrics/metrics.go at v0.19.2).
+            "kueue_cluster_queue_resource_usage", "kueue_cluster_queue_nominal_quota",
+            "kueue_local_queue_resource_usage",
         }
     ),
 )  # fmt: skip

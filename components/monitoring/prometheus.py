@@ -22,6 +22,12 @@ from components.base.component import AzureContext, PlatformComponent
 from components.config.monitoring import MonitoringSettings
 from components.core.naming import Names
 from components.model.platform import Platform
+from components.monitoring.chargeback import (
+    CHARGEBACK_INTERVAL,
+    chargeback_recording_rules,
+    flavor_prices,
+    read_price_table,
+)
 from components.monitoring.rules import (
     KUBERNETES_RECORDING_RULES,
     NODE_RECORDING_RULES,
@@ -209,6 +215,16 @@ class ManagedPrometheus(PlatformComponent):
         # The rule groups evaluate on the workspace's metrics of this cluster.
         scopes = [workspace.id, args.cluster_id]
         self._recording_rules(name, args.azure, scopes)
+        # GPU usage per team and flavor, priced from the cost report's table (components.monitoring.chargeback).
+        chargeback = chargeback_recording_rules(flavor_prices(args.platform, read_price_table()))
+        self._rule_group(
+            name,
+            args.azure,
+            "MLPlatformChargeback",
+            scopes,
+            [recording_rule_args(r) for r in chargeback],
+            interval=CHARGEBACK_INTERVAL,
+        )
         self._alerts(name, args, scopes)
         # The control plane's audit trail (API server writes, Entra ID decisions) into Log Analytics.
         monitor.DiagnosticSetting(
@@ -331,8 +347,10 @@ class ManagedPrometheus(PlatformComponent):
         prefix: str,
         scopes: Sequence[pulumi.Input[str]],
         rules: list[alertsmanagement.PrometheusRuleArgs],
+        *,
+        interval: str = "PT1M",
     ) -> None:
-        """One Prometheus rule group of the cluster, `<prefix>-<cluster>`, evaluated every minute."""
+        """One Prometheus rule group of the cluster, `<prefix>-<cluster>`, evaluated every `interval`."""
         alertsmanagement.PrometheusRuleGroup(
             f"{name}-{prefix}",
             rule_group_name=azure.names.rule_group(prefix),
@@ -340,7 +358,7 @@ class ManagedPrometheus(PlatformComponent):
             location=azure.location,
             cluster_name=azure.names.cluster,
             scopes=list(scopes),
-            interval="PT1M",
+            interval=interval,
             enabled=True,
             rules=rules,
             tags=azure.tags,

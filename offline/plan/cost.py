@@ -10,17 +10,15 @@ kept warm (minCount above 0) are listed with the reason, since they cost money w
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from components.core.naming import PLATFORM_NAMESPACES
+from components.core.prices import PRICE_TABLE, node_price, priced_region, spot_ratio
 from components.core.private_links import PRIVATE_DNS_ZONES, private_link_targets
 from components.core.protection import data_protection
 from components.model.platform import Platform
-
-PRICE_TABLE = Path(__file__).with_name("prices.yaml")
 
 
 @dataclass(frozen=True)
@@ -128,28 +126,28 @@ class CostEstimate:
 def cost(platform: Platform, table: dict[str, Any] | None = None) -> CostEstimate:
     settings = platform.settings
     table = table or yaml.safe_load(PRICE_TABLE.read_text())
-    regions = table["regions"]
-    priced_region = settings.location if settings.location in regions else table["fallbackRegion"]
-    region = regions[priced_region]
+    priced = priced_region(table, settings.location)
+    region = table["regions"][priced]
     model = settings.cost_model
     overrides = [f"vmHourlyUsd.{size}" for size in sorted(model.vm_hourly_usd)]
     hours = table["hoursPerMonth"] if model.hours_per_month is None else model.hours_per_month
-    spot_ratio = table["spotPriceRatio"] if model.spot_price_ratio is None else model.spot_price_ratio
     overrides += ["hoursPerMonth"] * (model.hours_per_month is not None)
     overrides += ["spotPriceRatio"] * (model.spot_price_ratio is not None)
 
     def pool_cost(name: str, vm_size: str, spot: bool, low: int, high: int, warm_reason: str) -> PoolCost:
-        if vm_size in model.vm_hourly_usd:
-            list_price, source = model.vm_hourly_usd[vm_size], "costModel"
-        elif vm_size in region["vmHourly"]:
-            list_price, source = float(region["vmHourly"][vm_size]), f"{priced_region} table"
-        else:
-            fallback = table["fallbackRegion"]
-            list_price = float(regions[fallback]["vmHourly"][vm_size])
-            source = f"{fallback} table (no {priced_region} price)"
-        hourly = list_price * (spot_ratio if spot else 1.0)
-        monthly = hourly * hours
-        return PoolCost(name, vm_size, hourly, spot, low, high, monthly * low, monthly * high, source, warm_reason)
+        # The node price the chargeback rules share too (components.core.prices).
+        price = node_price(
+            table,
+            settings.location,
+            vm_size,
+            spot=spot,
+            vm_overrides=model.vm_hourly_usd,
+            spot_ratio_override=model.spot_price_ratio,
+        )
+        monthly = price.hourly * hours
+        return PoolCost(
+            name, vm_size, price.hourly, spot, low, high, monthly * low, monthly * high, price.source, warm_reason
+        )
 
     system = settings.system_pool
     pools = [
@@ -177,11 +175,11 @@ def cost(platform: Platform, table: dict[str, Any] | None = None) -> CostEstimat
     return CostEstimate(
         currency=table["currency"],
         region=settings.location,
-        priced_region=priced_region,
+        priced_region=priced,
         table_date=str(table["date"]),
         table_source=region["source"],
         hours_per_month=hours,
-        spot_price_ratio=spot_ratio,
+        spot_price_ratio=spot_ratio(table, model.spot_price_ratio),
         control_plane_monthly=float(table["clusterTierHourly"][settings.cluster_tier]) * hours,
         pools=tuple(pools),
         overrides=tuple(overrides),

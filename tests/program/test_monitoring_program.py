@@ -231,7 +231,43 @@ def test_recording_rule_groups_are_the_ones_aks_creates(stack: str, stack_runs, 
         assert inputs["rules"] and all("record" in rule and "alert" not in rule for rule in inputs["rules"])
     node_records = {rule["record"] for rule in groups[f"NodeRecordingRulesRuleGroup-{cluster}"].inputs["rules"]}
     assert "instance:node_cpu_utilisation:rate5m" in node_records
-    assert len(groups) == 3
+    # The two AKS groups, the chargeback group and the alerts.
+    assert len(groups) == 4
+
+
+# The chargeback group's price rules per stack: (flavor, resource) -> USD per unit-hour, worked out by hand from
+# offline/plan/prices.yaml (tests/unit/test_monitoring_chargeback.py checks them against the cost report).
+CHARGEBACK_PRICES = {
+    "dev": {("t4spot", "nvidia.com/gpu"): 0.94 * 0.3, ("t4serve", "nvidia.com/gpu"): 0.94},
+    "prod": {
+        ("a100", "nvidia.com/gpu"): 3.673,
+        ("h100", "nvidia.com/gpu"): 98.32 / 8,
+        ("a100mig", "nvidia.com/mig-1g.10gb"): 3.673 / 7,
+        ("a100serve", "nvidia.com/gpu"): 3.673,
+    },
+}
+
+
+def test_the_chargeback_group_carries_the_stack_prices_and_usage_records(stack: str, stack_runs, stack_config) -> None:
+    run = stack_runs[stack]
+    cluster = cluster_name(stack_config)
+    inputs = rule_groups(run)[f"MLPlatformChargeback-{cluster}"].inputs
+    assert inputs["scopes"] == [workspace_id(run, stack_config), cluster_id(stack_config)]
+    assert (inputs["interval"], inputs["clusterName"], inputs["enabled"]) == ("PT1M", cluster, True)
+    rules = inputs["rules"]
+    prices = {
+        (rule["labels"]["flavor"], rule["labels"]["resource"]): float(rule["expression"][len("vector(") : -1])
+        for rule in rules
+        if rule["record"] == "aks_mlops:flavor_unit_price:usd_per_hour"
+    }
+    assert prices == pytest.approx(CHARGEBACK_PRICES[stack], rel=1e-12)
+    assert [rule["record"] for rule in rules[len(prices) :]] == [
+        "aks_mlops:team_flavor_gpus:usage",
+        "aks_mlops:cluster_queue_flavor_gpus:usage",
+        "aks_mlops:team_flavor_cost:usd_per_hour",
+        "aks_mlops:team_flavor_gpu_hours:sum_1h",
+        "aks_mlops:team_flavor_cost:usd_1h",
+    ]
 
 
 def test_alert_group_notifies_the_action_group_with_summary_and_runbook(stack: str, stack_runs, stack_config) -> None:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import yaml
+
 from components.core.labels import INFERENCE_SERVICE_LABEL, JOB_POD_LABELS, SERVING_RUNTIME_LABEL, SERVING_VARIANT_LABEL
 from components.core.metric_sources import TRAINING_JOB_LABEL
 from components.monitoring.scraping import (
+    custom_scrape_config,
     pod_monitor,
     prometheus_label,
     serving_pod_monitors,
@@ -133,3 +136,17 @@ def test_serving_series_are_labelled_with_the_inference_service_and_variant_of_t
         assert series_labels(endpoint, pod) == {"inference_service": "llm", "variant": "canary"}
         # A pod without a variant label (an InferenceService not labelled by the platform) keeps its service label.
         assert series_labels(endpoint, {INFERENCE_SERVICE_LABEL: "ocr"}) == {"inference_service": "ocr"}
+
+
+def test_the_kueue_job_keeps_the_usage_series_chargeback_reads() -> None:
+    # Prometheus anchors relabel regexes; the keep rule passes every Kueue series, the usage gauges included.
+    (job,) = yaml.safe_load(custom_scrape_config()["data"]["prometheus-config"])["scrape_configs"]
+    (keep,) = job["metric_relabel_configs"]
+    assert (keep["action"], keep["source_labels"]) == ("keep", ["__name__"])
+    usage = (
+        "kueue_local_queue_resource_usage",
+        "kueue_cluster_queue_resource_usage",
+        "kueue_cluster_queue_nominal_quota",
+    )
+    assert all(re.fullmatch(keep["regex"], name) for name in usage)
+    assert not re.fullmatch(keep["regex"], "DCGM_FI_DEV_GPU_UTIL")
