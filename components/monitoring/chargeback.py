@@ -84,12 +84,13 @@ def price_rule(price: FlavorPrice) -> RecordingRule:
 
 
 def chargeback_recording_rules(prices: tuple[FlavorPrice, ...]) -> list[RecordingRule]:
-    """The prices, then what reads them (a group's rules are evaluated in order). Only priced resources are kept:
-    a GPU flavor's GPU resource, not the CPU and memory Kueue also reports."""
+    """The prices (by flavor name, so reordering the pools in the stack file changes no rule), then what reads them
+    (a group's rules are evaluated in order). Only priced resources are kept: a GPU flavor's GPU resource, not the
+    CPU and memory Kueue also reports."""
     team_usage = f"sum by (cluster, namespace, flavor, resource) ({LOCAL_QUEUE_USAGE})"
     queue_usage = f"sum by (cluster, cluster_queue, flavor, resource) ({CLUSTER_QUEUE_USAGE})"
     return [
-        *(price_rule(price) for price in prices),
+        *(price_rule(price) for price in sorted(prices, key=lambda price: price.flavor)),
         RecordingRule(TEAM_USAGE, f"{team_usage} and {PRICED} {FLAVOR_PRICE}"),
         RecordingRule(QUEUE_USAGE, f"{queue_usage} and {PRICED} {FLAVOR_PRICE}"),
         RecordingRule(TEAM_COST_RATE, f"{TEAM_USAGE} * {PRICED} group_left () {FLAVOR_PRICE}"),
