@@ -3,7 +3,7 @@
 `python -m offline.simulate.bench [--jobs N] [--seed S]` builds the platform from a synthetic configuration (the dev
 stack file with `gpuPools` and `teams` replaced: eight A100 pools of 40 nodes, two MIG pools of 10 nodes; each team
 3 GPUs on two A100 pools and 2 slices on a MIG pool) through components.config.loader.load_settings, generates the
-trace (offline.simulate.synthetic) and prints the seconds the replay takes. Its figures are in the README.
+trace (offline.simulate.synthetic) and prints the seconds the replay takes (figures: docs/operating.md).
 """
 
 from __future__ import annotations

@@ -1,14 +1,20 @@
 """The Kueue behaviours the simulation must reproduce, each fixed by Kueue v0.19.2's own docs or sources.
 
-| scenario | expected outcome | fixed by (kubernetes-sigs/kueue at v0.19.2) |
-|---|---|---|
-| borrowing when a neighbour is idle | a 4-GPU job of a team with nominal 2 is admitted at once | site/content/en/docs/concepts/cluster_queue.md (cohort borrowing); pkg/cache/scheduler/resource_node.go `available` |
-| reclaim when it returns | the neighbour's 2-GPU job preempts the borrower at once and runs | docs/concepts/preemption.md "Classic Preemption" heuristic 3; pkg/scheduler/preemption/preemption.go `findCandidates` |
-| lending limit | with lendingLimit 1 the neighbour lends 1: a 3-GPU job fits, a 4-GPU job never does | docs/concepts/cluster_queue.md "LendingLimit"; resource_node.go `localQuota` |
-| borrowing limit | with borrowingLimit 0 a team never exceeds its nominal quota | docs/concepts/cluster_queue.md "BorrowingLimit"; resource_node.go `available` |
-| a gang admitted only whole | a 3-pod job with 2 GPUs free waits for all 3; a 2-pod job behind it is admitted (BestEffortFIFO) | docs/concepts/cluster_queue.md "Queueing strategy"; pkg/scheduler/flavorassigner/flavorassigner.go (a pod set's total request) |
-| higher priority preempts within the queue | a serving job preempts the queue's training job; a training job does not | docs/concepts/preemption.md (withinClusterQueue LowerPriority) |
-| flavor fallback order | with no borrowing possible, the second job goes to the next flavor `t4b`; with an idle neighbour it borrows on `t4` instead (whenCanBorrow MayStopSearch) | flavorassigner.go; apis/kueue/v1beta2/clusterqueue_types.go FlavorFungibility defaults |
+Each scenario: what happens, and the source at kubernetes-sigs/kueue v0.19.2 that fixes it.
+
+- Borrowing when a neighbour is idle: a 4-GPU job of a team with nominal 2 is admitted at once
+  (site/content/en/docs/concepts/cluster_queue.md, cohort borrowing; pkg/cache/scheduler/resource_node.go `available`).
+- Reclaim when it returns: the neighbour's 2-GPU job preempts the borrower at once (docs/concepts/preemption.md
+  "Classic Preemption" heuristic 3; pkg/scheduler/preemption/preemption.go `findCandidates`).
+- Lending limit: with lendingLimit 1 the neighbour lends 1, so a 3-GPU job fits and a 4-GPU job never does
+  (docs/concepts/cluster_queue.md "LendingLimit"; resource_node.go `localQuota`).
+- Borrowing limit: with borrowingLimit 0 a team never exceeds its nominal quota (cluster_queue.md "BorrowingLimit").
+- A gang admitted only whole: a 3-pod job with 2 GPUs free waits for all 3 and a 2-pod job behind it is admitted
+  (cluster_queue.md "BestEffortFIFO"; pkg/scheduler/flavorassigner/flavorassigner.go counts a pod set's total).
+- Higher priority preempts within the queue, an equal one does not (preemption.md, withinClusterQueue LowerPriority).
+- Flavor fallback order: with no borrowing possible the second job goes to the next flavor `t4b`; with an idle
+  neighbour it borrows on `t4` instead (flavorassigner.go; apis/kueue/v1beta2/clusterqueue_types.go FlavorFungibility
+  default whenCanBorrow MayStopSearch).
 """
 
 from __future__ import annotations
