@@ -3,9 +3,11 @@
 * `python -m offline <stack> [--out DIR] [--policy-config FILE] [--quiet]`: the plan (offline.plan.cli).
 * `python -m offline check <stack> PATH... [--json] [--allow-unknown]`: team workload manifests against a stack
   (offline.checker.cli).
+* `python -m offline simulate <stack> TRACE [--compare OTHER_STACK_FILE] [--out DIR]`: a job trace replayed against
+  a stack's queues and pools (offline.simulate.cli).
 
-`check` is a subcommand word, so no stack may be named `check`. The checker is imported only for `check`, and it
-imports no Pulumi SDK: a team's CI that only checks manifests starts fast.
+`check` and `simulate` are subcommand words, so no stack may be named so. The checker is imported only for `check`,
+and it imports no Pulumi SDK: a team's CI that only checks manifests starts fast.
 
 Output piped into a reader that stops early (`python -m offline check dev jobs/ | head -3`) ends quietly: once the
 reader has gone, the rest of the output is dropped, the run finishes (the plan still writes `--out`) and the exit
@@ -19,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from offline.stacks import CHECK_SUBCOMMAND
+from offline.stacks import CHECK_SUBCOMMAND, SIMULATE_SUBCOMMAND
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -29,6 +31,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from offline.checker import cli as checker
 
         return checker.main(args[1:])
+    if args[:1] == [SIMULATE_SUBCOMMAND]:
+        from offline.simulate import cli as simulator
+
+        return simulator.main(args[1:])
     from offline.plan import cli as plan
 
     return plan.main(args)

@@ -69,6 +69,8 @@ from components.config.errors import PROJECT, ConfigError
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 # `python -m offline check ...` runs the workload checker: the word is a subcommand, so no stack may be named so.
 CHECK_SUBCOMMAND = "check"
+# `python -m offline simulate ...` replays a job trace (offline.simulate): no stack may be named so either.
+SIMULATE_SUBCOMMAND = "simulate"
 
 # How a secret, or a placeholder standing in for one, is shown in any message.
 SHOWN_SECRET = "[secret]"
@@ -227,7 +229,7 @@ def _replace_secrets(value: Any, placeholder: Callable[[tuple[Any, ...]], Any], 
 
 def stack_names(project_dir: Path = PROJECT_DIR) -> list[str]:
     """The stacks `python -m offline` can run or check: every stack file but one named like the subcommand."""
-    return sorted(name for name in stack_files(project_dir) if name != CHECK_SUBCOMMAND)
+    return sorted(name for name in stack_files(project_dir) if name not in (CHECK_SUBCOMMAND, SIMULATE_SUBCOMMAND))
 
 
 def stack_files(project_dir: Path = PROJECT_DIR) -> dict[str, Path]:

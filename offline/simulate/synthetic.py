@@ -1,0 +1,87 @@
+"""A seeded synthetic trace built from a stack: its teams, their queues and the pools they have quota on.
+
+Each job picks a team, then one of the team's flavors: on a MIG pool a trial asking one slice; on an inference pool
+a serving job (the serving priority class, whose pods tolerate the pool's taint) of one GPU; otherwise a single-GPU
+job (half of them), or a gang of 2 to 4 pods of up to a node's GPUs each, never more than the team can be admitted
+with. Submit times are spread uniformly over `span` seconds, run times between 10 minutes and 4 hours. The same seed
+gives the same trace: `python -m offline.simulate.synthetic <stack> OUT.csv [--jobs N] [--seed S]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from components.core.naming import SERVING_PRIORITY, TRAINING_PRIORITY
+from components.model.platform import Platform
+from offline.simulate.trace import FIELDS
+
+DAY = 86400.0
+
+
+def synthetic_trace(platform: Platform, jobs: int, seed: int = 1, span: float = DAY) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    teams = [team for team in platform.teams if team.flavors]
+    rows: list[dict[str, Any]] = []
+    for number in range(jobs):
+        team = rng.choice(teams)
+        facts = rng.choice(team.flavors)
+        most = team.obtainable(facts)
+        queue = team.queue_offering(facts).local_queue
+        priority = TRAINING_PRIORITY
+        pods, gpus = 1, 1
+        if facts.serving:
+            priority = SERVING_PRIORITY
+        elif facts.mig_slice is None and rng.random() < 0.5:
+            gpus = rng.randint(1, facts.resources_per_node)
+            pods = rng.randint(2, 4)
+            while pods * gpus > most and pods > 1:
+                pods -= 1
+            gpus = min(gpus, most // pods) or 1
+        rows.append(
+            {
+                "id": f"job-{number:05d}",
+                "submit": round(rng.uniform(0, span)),
+                "team": team.name,
+                "queue": queue,
+                "pods": pods,
+                "cpu": "4",
+                "memory": "16Gi",
+                "gpuResource": facts.gpu_resource,
+                "gpus": gpus,
+                "priority": priority,
+                "runtime": rng.randint(600, 4 * 3600),
+                "checkpoints": rng.random() < 0.5,
+            }
+        )
+    return rows
+
+
+def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=FIELDS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "checkpoints": str(row["checkpoints"]).lower()})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from offline.simulate.cli import stack_platform
+
+    parser = argparse.ArgumentParser(prog="python -m offline.simulate.synthetic", description=__doc__)
+    parser.add_argument("stack")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    write_csv(synthetic_trace(stack_platform(args.stack), args.jobs, args.seed), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
