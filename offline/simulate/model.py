@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from components.core.naming import SERVING_PRIORITY
+from components.core.prices import unit_hourly_price
 from components.core.scheduling import PRIORITIES
 from components.model.platform import Platform
 from offline.plan.cost import cost
@@ -59,7 +60,8 @@ class PoolModel:
 
     @property
     def unit_hourly(self) -> float:
-        return self.node_hourly / self.per_node
+        """One GPU (or MIG slice) per hour: the price the in-cluster chargeback rules use (components.core.prices)."""
+        return unit_hourly_price(self.node_hourly, self.per_node)
 
     @property
     def gpus_per_unit(self) -> float:
