@@ -4,7 +4,11 @@ Each job picks a team, then one of the team's flavors: on a MIG pool a trial ask
 a serving job (the serving priority class, whose pods tolerate the pool's taint) of one GPU; otherwise a single-GPU
 job (half of them), or a gang of 2 to 4 pods of up to a node's GPUs each, never more than the team can be admitted
 with. Submit times are spread uniformly over `span` seconds, run times between 10 minutes and 4 hours. The same seed
-gives the same trace: `python -m offline.simulate.synthetic <stack> OUT.csv [--jobs N] [--seed S]`.
+gives the same trace: `python -m offline.simulate.synthetic <stack> OUT.csv [--jobs N] [--seed S] [--stack-file F]`.
+
+The standard trace of a stack (what CI replays for the what-if of a pull request, `standard_jobs`) is a day of ten
+jobs per unit of GPU capacity at max scale: busy enough that quotas and borrowing decide the waits, never so many
+that every pool is saturated whatever the configuration.
 """
 
 from __future__ import annotations
@@ -20,8 +24,17 @@ from typing import Any
 from components.core.naming import SERVING_PRIORITY, TRAINING_PRIORITY
 from components.model.platform import Platform
 from offline.simulate.trace import FIELDS
+from offline.stacks import PROJECT_DIR
 
 DAY = 86400.0
+# Jobs of a standard day per unit of GPU capacity at max scale, and the fewest.
+JOBS_PER_UNIT = 10
+MIN_STANDARD_JOBS = 50
+
+
+def standard_jobs(platform: Platform) -> int:
+    """The number of jobs of the stack's standard trace (module docstring)."""
+    return max(MIN_STANDARD_JOBS, JOBS_PER_UNIT * sum(pool.capacity_at_max for pool in platform.pools))
 
 
 def synthetic_trace(platform: Platform, jobs: int, seed: int = 1, span: float = DAY) -> list[dict[str, Any]]:
@@ -76,10 +89,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline.simulate.synthetic", description=__doc__)
     parser.add_argument("stack")
     parser.add_argument("out", type=Path)
-    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--jobs", type=int, help="jobs of the day (default: the stack's standard trace)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--stack-file", type=Path, help="build from this Pulumi.<stack>.yaml (e.g. the base of a pull request)"
+    )
     args = parser.parse_args(argv)
-    write_csv(synthetic_trace(stack_platform(args.stack), args.jobs, args.seed), args.out)
+    project_dir = args.stack_file.resolve().parent if args.stack_file is not None else PROJECT_DIR
+    platform = stack_platform(args.stack, project_dir)
+    jobs = standard_jobs(platform) if args.jobs is None else args.jobs
+    write_csv(synthetic_trace(platform, jobs, args.seed), args.out)
     return 0
 
 

@@ -139,3 +139,26 @@ def test_preview_concurrency_group_is_per_stack() -> None:
     job = JOBS[PULL_REQUEST]["preview"]
     group = str(job.data["concurrency"]["group"])
     assert MATRIX_EXPRESSION.search(group) and "matrix.stack" in group, group
+
+
+def test_what_if_replays_the_bases_standard_trace_on_the_pull_request_and_compares_per_stack() -> None:
+    job = JOBS[PULL_REQUEST]["what-if"]
+    assert job.data["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
+    checkout = next(step for step in job.steps if step.uses.startswith("actions/checkout@"))
+    # The base commit must be in the clone to read its stack file.
+    assert checkout.data["with"]["fetch-depth"] == 0
+    assert checkout.data["with"]["persist-credentials"] is False
+    steps = [step for step in run_steps(PULL_REQUEST) if step.job == "what-if" and "simulate" in step.script]
+    assert sorted({step.matrix["stack"] for step in steps}) == sorted(STACKS)
+    for step in steps:
+        script, stack = step.script, step.matrix["stack"]
+        # Only where the stack file (or the project's defaults) changed, and never for a stack the base lacks.
+        assert f'git cat-file -e "$BASE_SHA:Pulumi.{stack}.yaml"' in script
+        assert f'git diff --quiet "$BASE_SHA" HEAD -- "Pulumi.{stack}.yaml" Pulumi.yaml' in script
+        base_file = f"$work/Pulumi.{stack}.yaml"
+        assert f'git show "$BASE_SHA:Pulumi.{stack}.yaml" > "{base_file}"' in script
+        (synthetic,) = commands(script, "python -m offline.simulate.synthetic")
+        assert option(shell_tokens(synthetic), "--stack-file") == base_file
+        (simulate,) = commands(script, "python -m offline simulate")
+        assert option(shell_tokens(simulate), "--compare") == base_file
+        assert '} >> "$GITHUB_STEP_SUMMARY"' in script

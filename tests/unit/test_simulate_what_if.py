@@ -1,0 +1,46 @@
+"""The what-if of a pull request (pull-request.yml, job `what-if`): the standard synthetic trace of the base's stack
+file, replayed on the pull request's configuration and compared with the base's, through the real commands."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import yaml
+
+from offline.__main__ import main as offline_main
+from offline.simulate.synthetic import JOBS_PER_UNIT, MIN_STANDARD_JOBS, standard_jobs
+from offline.simulate.synthetic import main as synthetic_main
+from offline.stacks import PROJECT_DIR, load_stack_config
+from tests.support.config import platform_for
+
+
+@pytest.mark.parametrize(("stack", "jobs"), [("dev", MIN_STANDARD_JOBS), ("prod", JOBS_PER_UNIT * (8 + 16 + 28 + 6))])
+def test_the_standard_trace_is_ten_jobs_a_day_per_gpu_unit_and_fifty_at_least(stack: str, jobs: int) -> None:
+    # dev has 5 GPUs at max scale (2 + 3); prod 8 A100, 16 H100, 28 MIG slices and 6 serving A100s.
+    assert standard_jobs(platform_for(load_stack_config(stack))) == jobs
+
+
+def test_a_quota_cut_in_the_pull_request_shows_as_jobs_it_never_admits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The base: dev's stack file with twice the spot pool and team-a's quota on it; the pull request (the project's
+    # dev stack) cuts both back. The trace is built from the base, as the workflow does.
+    base = yaml.safe_load((PROJECT_DIR / "Pulumi.dev.yaml").read_text())
+    base["config"]["aks-mlops:gpuPools"][0]["maxCount"] = 4
+    base["config"]["aks-mlops:teams"][0]["gpuQuota"]["t4spot"] = 4
+    base_file = tmp_path / "Pulumi.dev.yaml"
+    base_file.write_text(yaml.safe_dump(base, sort_keys=False))
+    trace = tmp_path / "trace.csv"
+    assert synthetic_main(["dev", str(trace), "--stack-file", str(base_file)]) == 0
+    with trace.open(newline="") as rows:
+        assert sum(1 for _ in csv.DictReader(rows)) == standard_jobs(platform_for(base["config"]))
+    capsys.readouterr()
+    assert offline_main(["simulate", "dev", str(trace), "--compare", str(base_file)]) == 0
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if line.startswith("| team-a | ") and "wait" not in line][-1:]
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    # The base (other) minus this pull request: the base admits the gangs of 3 and 4 GPUs the cut quota never can.
+    admitted, never = int(cells[3]), int(cells[5])
+    assert admitted > 0 and never == -admitted, row
