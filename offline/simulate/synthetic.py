@@ -23,6 +23,7 @@ from typing import Any
 
 from components.core.naming import SERVING_PRIORITY, TRAINING_PRIORITY
 from components.model.platform import Platform
+from offline.simulate.cli import stack_platform
 from offline.simulate.trace import FIELDS
 from offline.stacks import PROJECT_DIR
 
@@ -84,8 +85,6 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from offline.simulate.cli import stack_platform
-
     parser = argparse.ArgumentParser(prog="python -m offline.simulate.synthetic", description=__doc__)
     parser.add_argument("stack")
     parser.add_argument("out", type=Path)
