@@ -6,9 +6,10 @@ job (half of them), or a gang of 2 to 4 pods of up to a node's GPUs each, never 
 with. Submit times are spread uniformly over `span` seconds, run times between 10 minutes and 4 hours. The same seed
 gives the same trace: `python -m offline.simulate.synthetic <stack> OUT.csv [--jobs N] [--seed S] [--stack-file F]`.
 
-The standard trace of a stack (what CI replays for the what-if of a pull request, `standard_jobs`) is a day of ten
-jobs per unit of GPU capacity at max scale: busy enough that quotas and borrowing decide the waits, never so many
-that every pool is saturated whatever the configuration.
+The standard trace of a stack (what CI replays for the what-if of a pull request, `standard_jobs`) is a day of three
+jobs per unit of GPU capacity at max scale, ten at least. A job averages about five GPU-hours (runs of 2 hours on
+average, half of them gangs of several GPUs) and a unit offers 24 a day, so the pools run at roughly two thirds of
+their capacity: busy enough that quotas and borrowing decide the waits, not so busy that every configuration drowns.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from offline.stacks import PROJECT_DIR
 
 DAY = 86400.0
 # Jobs of a standard day per unit of GPU capacity at max scale, and the fewest.
-JOBS_PER_UNIT = 10
-MIN_STANDARD_JOBS = 50
+JOBS_PER_UNIT = 3
+MIN_STANDARD_JOBS = 10
 
 
 def standard_jobs(platform: Platform) -> int:

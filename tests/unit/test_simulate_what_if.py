@@ -16,10 +16,22 @@ from offline.stacks import PROJECT_DIR, load_stack_config
 from tests.support.config import platform_for
 
 
-@pytest.mark.parametrize(("stack", "jobs"), [("dev", MIN_STANDARD_JOBS), ("prod", JOBS_PER_UNIT * (8 + 16 + 28 + 6))])
-def test_the_standard_trace_is_ten_jobs_a_day_per_gpu_unit_and_fifty_at_least(stack: str, jobs: int) -> None:
+@pytest.mark.parametrize(("stack", "jobs"), [("dev", 3 * (2 + 3)), ("prod", 3 * (8 + 16 + 28 + 6))])
+def test_the_standard_trace_is_three_jobs_a_day_per_gpu_unit(stack: str, jobs: int) -> None:
     # dev has 5 GPUs at max scale (2 + 3); prod 8 A100, 16 H100, 28 MIG slices and 6 serving A100s.
+    assert JOBS_PER_UNIT == 3
     assert standard_jobs(platform_for(load_stack_config(stack))) == jobs
+
+
+def test_a_small_stack_gets_ten_jobs_at_least() -> None:
+    one_gpu = {"gpuPools": [{"name": "t4", "vmSize": "Standard_NC8as_T4_v3", "workload": "training", "maxCount": 1}]}
+    platform = platform_for(
+        load_stack_config("dev"),
+        serving={"enabled": False},
+        **one_gpu,
+        teams=[{"name": "team-a", "cpu": 8, "memory": "32Gi", "gpuQuota": {"t4": 1}}],
+    )
+    assert standard_jobs(platform) == MIN_STANDARD_JOBS == 10
 
 
 def test_a_quota_cut_in_the_pull_request_shows_as_jobs_it_never_admits(
