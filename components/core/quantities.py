@@ -20,6 +20,7 @@ _SUFFIXES = {
 }
 QUANTITY = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<suffix>m|k|M|G|T|Ki|Mi|Gi|Ti|Pi)?")
 GIB = Decimal(2**30)
+MIB = Decimal(2**20)
 
 
 def quantity_value(text: str) -> Decimal:

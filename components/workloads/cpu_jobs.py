@@ -30,7 +30,7 @@ from typing import Any
 from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_LABEL
 from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, LOCAL_QUEUE, TRAINING_PRIORITY
 from components.core.pool_facts import CpuPoolFacts
-from components.core.quantities import quantity_value
+from components.core.quantities import MIB, quantity_value
 from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP
 from components.core.training_pods import CHECKPOINTS_MOUNT, DATASETS_MOUNT
 from components.model.platform import Platform
@@ -54,7 +54,6 @@ INDEXED_NAME = "reference-cpu-indexed"
 PREPROCESS_NAME = "reference-cpu-preprocess"
 CRONJOB_NAME = "reference-cpu-nightly"
 CONTAINER = "worker"
-MIB = 1024 * 1024
 # The Indexed Job: parts processed at once, retries of one index, indexes that may fail before the Job does.
 INDEXES = 4
 BACKOFF_PER_INDEX = 2
@@ -95,7 +94,7 @@ def cpu_pod_size(team: Team, pool: CpuPoolFacts, cpu: str, memory: str, pods: in
         return Fraction(quantity_value(quantity)) * 1000
 
     def mib(quantity: str) -> Fraction:
-        return Fraction(quantity_value(quantity)) / MIB
+        return Fraction(quantity_value(quantity)) / int(MIB)
 
     cpu_millis = min(millis(cpu), millis(team.settings.cpu) / pods, pool.allocatable.cpu_millis * NODE_SHARE)
     memory_mib = min(mib(memory), mib(team.settings.memory) / pods, pool.allocatable.memory_mib * NODE_SHARE)

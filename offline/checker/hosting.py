@@ -16,19 +16,19 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from components.config.defaults import CPU_POOL
 from components.core.allocatable import Allocatable, node_allocatable
 from components.core.catalog import VM_SIZES
 from components.core.pool_facts import CpuPoolFacts, UserPoolFacts
-from components.core.quantities import GIB, quantity_value
+from components.core.quantities import GIB, MIB, quantity_value
 from components.core.quotas import DEFAULT_CONTAINER_CPU, DEFAULT_CONTAINER_MEMORY
 from components.core.scheduling import SPOT_TAINT, tolerates
 from offline.checker.normalize import Role, containers, mapping
 from offline.checker.placement import listed, placement_accepts, pod_gpus
 from offline.checker.scope import Problem, Scope
 
-MIB = Decimal(1024 * 1024)
-# The maxPods a pool is assumed to have when sizing a catalog VM for the fix (the pools' default).
-DEFAULT_MAX_PODS = 110
+# The maxPods a pool is assumed to have when sizing a catalog VM for the fix: the CPU pools' default.
+DEFAULT_MAX_PODS: int = CPU_POOL["maxPods"]
 
 
 @dataclass(frozen=True)

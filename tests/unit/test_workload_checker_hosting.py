@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components.core.allocatable import node_allocatable
+from components.core.allocatable import Allocatable, node_allocatable
 from offline.checker.cli import Finding, check_manifest
 from offline.checker.hosting import pod_requests, smallest_cpu_size
 from offline.stacks import load_stack_config
@@ -39,7 +39,7 @@ def pool_findings(config: dict[str, Any], manifest: dict[str, Any], **overrides:
 
 def test_node_allocatable_follows_aks_reservations() -> None:
     # Standard_D4ds_v5, 110 pods: 4 cores - 140m; 16 GiB - (20 MiB x 110 + 50 MiB) - 100 MiB eviction threshold.
-    assert node_allocatable(4, 16, 110) == node_allocatable(4, 16, 110).__class__(3860, 16384 - 2250 - 100)
+    assert node_allocatable(4, 16, 110) == Allocatable(cpu_millis=3860, memory_mib=16384 - 2250 - 100)
     # Beyond the table's last row (64 cores), the last row's 740m.
     assert node_allocatable(96, 1900, 110).cpu_millis == 96000 - 740
     assert node_allocatable(1, 4, 30).cpu_millis == 940
