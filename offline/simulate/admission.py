@@ -12,12 +12,13 @@ Preemption (pkg/scheduler/preemption/preemption.go `findCandidates`, `classicalP
 pkg/scheduler/preemption/common/ordering.go `CandidatesOrdering`), with the policy components/queueing/kueue.py
 renders (withinClusterQueue LowerPriority, reclaimWithinCohort Any, borrowWithinCohort left at Never):
 candidates are the queue's own workloads of lower priority on the flavor and, while the queue is under its nominal
-quota there, any workload of a cohort queue borrowing that flavor (`preemption_targets`).
+quota there, any workload of a cohort queue borrowing that flavor (`preemption_targets`). This classic algorithm
+applies where the Kueue configuration has no `fairSharing`; with it, offline.simulate.fair_sharing decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from offline.simulate.model import PoolModel, QueueModel
@@ -36,6 +37,34 @@ class Admitted:
     admitted_at: float
     # Admission order, to break ties deterministically (CandidatesOrdering's last criterion).
     sequence: int
+    # Being preempted: its pods are exiting and it still holds its quota.
+    evicting: bool = False
+
+
+def candidate_order(cluster_queue: str) -> Callable[[Admitted], tuple[bool, bool, int, float, int]]:
+    """pkg/scheduler/preemption/common/ordering.go `CandidatesOrdering` at v0.19.2: workloads already being evicted
+    first, then other queues', then lower priority, then the most recently admitted."""
+    return lambda w: (not w.evicting, w.cluster_queue == cluster_queue, w.priority, -w.admitted_at, -w.sequence)
+
+
+def entry_order(
+    quotas: Quotas, cluster_queue: str, flavor: str | None, units: int, priority: int, submit: float, index: int
+) -> tuple[bool, int, float, int]:
+    """A head's place in a scheduling cycle without fair sharing (pkg/scheduler/scheduler.go
+    `makeClassicalIterator` at v0.19.2): not borrowing first, then the higher priority, then FIFO."""
+    return (borrows(quotas, cluster_queue, flavor, units), -priority, submit, index)
+
+
+def borrows(quotas: Quotas, cluster_queue: str, flavor: str | None, units: int) -> bool:
+    """Whether the workload's assignment takes the queue above its nominal quota (`Assignment.Borrows`)."""
+    if flavor is None:
+        return False
+    key = (cluster_queue, flavor)
+    return quotas.usage[key] + units > quotas.slots[key].nominal
+
+
+# Per ClusterQueue: its workloads holding quota on one flavor, by job.
+Running = Mapping[str, Mapping[int, Admitted]]
 
 
 def assign_flavor(
@@ -69,7 +98,7 @@ def preemption_targets(
     flavor: str,
     units: int,
     priority: int,
-    running: Iterable[Admitted],
+    running: Running,
 ) -> list[Admitted] | None:
     """The workloads to evict so that `units` fit on the flavor, or None when no preemption makes them fit.
 
@@ -81,9 +110,10 @@ def preemption_targets(
     nominal = quotas.slots[key].nominal
     if units > nominal:
         return None
-    own = [w for w in running if w.cluster_queue == cluster_queue and w.priority < priority]
+    own = [w for w in running[cluster_queue].values() if w.priority < priority]
     if quotas.usage[key] < nominal and quotas.borrowed[flavor] > 0:
-        cohort = [w for w in running if w.cluster_queue != cluster_queue and quotas.borrowing(w.cluster_queue, flavor)]
+        lenders = quotas.borrowers[flavor] - {cluster_queue}
+        cohort = [w for name in lenders for w in running[name].values()]
         targets = _greedy(
             quotas,
             flavor,
@@ -101,10 +131,9 @@ def preemption_targets(
 def _greedy(
     quotas: Quotas, flavor: str, candidates: list[Admitted], fits: Callable[[], bool], cluster_queue: str
 ) -> list[Admitted] | None:
-    """Candidates in Kueue's order (common/ordering.go CandidatesOrdering: other queues first, then lower priority,
-    then the most recently admitted) evicted until `fits`, then those not needed after all kept (fill back, in
-    reverse, all but the last); the quota usage is left as it was."""
-    candidates.sort(key=lambda w: (w.cluster_queue == cluster_queue, w.priority, -w.admitted_at, -w.sequence))
+    """Candidates in Kueue's order (`candidate_order`) evicted until `fits`, then those not needed after all kept
+    (fill back, in reverse, all but the last); the quota usage is left as it was."""
+    candidates.sort(key=candidate_order(cluster_queue))
     targets: list[Admitted] = []
     found = False
     for candidate in candidates:

@@ -1,9 +1,11 @@
 """The simulation's benchmark: a 10,000-job synthetic trace over 50 teams and 10 GPU pools, timed.
 
-`python -m offline.simulate.bench [--jobs N] [--seed S]` builds the platform from a synthetic configuration (the dev
-stack file with `gpuPools` and `teams` replaced: eight A100 pools of 40 nodes, two MIG pools of 10 nodes; each team
-3 GPUs on two A100 pools and 2 slices on a MIG pool) through components.config.loader.load_settings, generates the
-trace (offline.simulate.synthetic) and prints the seconds the replay takes (figures: docs/operating.md).
+`python -m offline.simulate.bench [--jobs N] [--seed S] [--days D]` builds the platform from a synthetic configuration
+(the dev stack file with `gpuPools` and `teams` replaced: eight A100 pools of 40 nodes, two MIG pools of 10 nodes;
+each team 3 GPUs on two A100 pools and 2 slices on a MIG pool) through components.config.loader.load_settings,
+generates the trace (offline.simulate.synthetic) with its jobs submitted over D days (1 by default: about seven times
+the standard load of these pools, a backlog that takes days to drain) and prints the seconds the replay takes
+(figures: docs/operating.md).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from components.config.loader import load_settings
 from components.model.platform import Platform, build_platform
 from offline.simulate.engine import simulate
 from offline.simulate.model import build_model
-from offline.simulate.synthetic import synthetic_trace
+from offline.simulate.synthetic import DAY, synthetic_trace
 from offline.simulate.trace import parse_row
 from offline.stacks import load_stack_config, stack_settings_raw
 
@@ -65,10 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline.simulate.bench", description=__doc__)
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--days", type=float, default=1.0, help="the span of the submit times, in days")
     args = parser.parse_args(argv)
+    if args.jobs < 1 or not args.days > 0:
+        parser.error("--jobs must be at least 1 and --days above 0")
     platform = bench_platform()
     model = build_model("bench", platform)
-    rows = synthetic_trace(platform, args.jobs, args.seed)
+    rows = synthetic_trace(platform, args.jobs, args.seed, args.days * DAY)
     began = time.perf_counter()
     jobs = sorted((parse_row(f"row {n}", row, model) for n, row in enumerate(rows, 1)), key=lambda job: job.submit)
     outcome = simulate(model, jobs)

@@ -2,8 +2,11 @@
 
 Each team queue is one Kueue ClusterQueue (components.queueing.kueue.cluster_queue): its GPU flavors in Kueue's order
 (`Platform.gpu_flavors`) with the team's nominal quota, borrowing and lending limits (`Team.quota`), all in the stack's
-one cohort. Each GPU pool is its node count range, the units of its GPU resource per node, its VM price (the cost
-report's table, offline.plan.cost) and the autoscaler's scale-up delay (offline/plan/durations.yaml).
+one cohort, with its `fairSharing.weight`; the model's `fair_sharing` is the preemption strategies of the Kueue
+configuration the stack renders (components.queueing.kueue.manager_config), None where it sets no `fairSharing`.
+Each GPU pool is its node count range, the units of its GPU resource per node, its VM price (the cost
+report's table, offline.plan.cost) and the autoscaler's scale-up delay (offline/plan/durations.yaml). A preempted
+workload's pods take the training pods' grace period to exit (`eviction_seconds`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from components.core.naming import SERVING_PRIORITY
 from components.core.prices import unit_hourly_price
 from components.core.scheduling import PRIORITIES
 from components.model.platform import Platform
+from components.queueing.kueue import manager_config
 from offline.plan.cost import cost
 from offline.plan.create_time import DURATIONS
 
@@ -43,6 +47,8 @@ class QueueModel:
     cluster_queue: str
     # The ClusterQueue's GPU flavors in Kueue's order.
     slots: tuple[Slot, ...]
+    # Its spec.fairSharing.weight (the team's `fairSharingWeight`).
+    weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,13 @@ class SimModel:
     # The class whose pods tolerate an inference pool's taint (the serving pods).
     serving_priority: str
     currency: str
+    # Seconds from a preemption to its targets' quota being released: the platform's training pods get
+    # terminationGracePeriodSeconds (components.model.pods, from the autoscaler profile's maxGracefulTerminationSec)
+    # to write a checkpoint and exit, and the model assumes they use all of it (the preemptor's wait is not
+    # understated).
+    eviction_seconds: float
+    # Kueue's fair sharing preemption strategies, in order; None: fair sharing off, classic preemption.
+    fair_sharing: tuple[str, ...] | None = None
 
 
 def scale_up_seconds(durations: Mapping[str, Any] | None = None) -> float:
@@ -127,8 +140,13 @@ def build_model(stack: str, platform: Platform, durations: Mapping[str, Any] | N
                     )
                 )
             queues[(team.name, queue.local_queue)] = QueueModel(
-                team.name, queue.local_queue, queue.cluster_queue, tuple(slots)
+                team.name,
+                queue.local_queue,
+                queue.cluster_queue,
+                tuple(slots),
+                float(team.settings.fair_sharing_weight),
             )
+    fair_sharing = manager_config(platform.settings.kueue).get("fairSharing")
     return SimModel(
         stack=stack,
         cohort=platform.settings.kueue.cohort,
@@ -138,4 +156,6 @@ def build_model(stack: str, platform: Platform, durations: Mapping[str, Any] | N
         priorities={priority.name: priority.value for priority in PRIORITIES},
         serving_priority=SERVING_PRIORITY,
         currency=estimate.currency,
+        eviction_seconds=float(platform.training_pods.grace_seconds),
+        fair_sharing=None if fair_sharing is None else tuple(fair_sharing["preemptionStrategies"]),
     )

@@ -9,7 +9,7 @@ queue's unused local quota plus what the cohort has left, the latter capped by t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from offline.simulate.model import QueueModel, Slot
 
@@ -25,7 +25,17 @@ class Quotas:
         self.cohort_usage: dict[str, int] = {}
         # Per flavor: units the cohort's queues use above their nominal quota (what reclaim could take back).
         self.borrowed: dict[str, int] = {}
+        # Per flavor: the ClusterQueues using it above their nominal quota (`borrowing`).
+        self.borrowers: dict[str, set[str]] = {}
+        # Per ClusterQueue, per resource: its usage above nominal quota summed over the resource's flavors (what its
+        # fair share is computed from).
+        self.queue_borrowed: dict[str, dict[str, int]] = {}
+        # Called with the ClusterQueue after each change of its usage (values derived from it kept up to date), and
+        # the number of changes so far (what was derived from the usage is current while it stays the same).
+        self.on_change: Callable[[str], None] | None = None
+        self.changes = 0
         for queue in queues:
+            self.queue_borrowed[queue.cluster_queue] = {slot.resource: 0 for slot in queue.slots}
             for slot in queue.slots:
                 key = (queue.cluster_queue, slot.flavor)
                 self.slots[key] = slot
@@ -35,14 +45,28 @@ class Quotas:
                 self.cohort_quota[slot.flavor] = self.cohort_quota.get(slot.flavor, 0) + slot.nominal - local
                 self.cohort_usage.setdefault(slot.flavor, 0)
                 self.borrowed.setdefault(slot.flavor, 0)
+                self.borrowers.setdefault(slot.flavor, set())
 
     def _excess(self, key: tuple[str, str], usage: int) -> int:
         return max(0, usage - self.local[key])
 
     def available(self, cluster_queue: str, flavor: str) -> int:
         key = (cluster_queue, flavor)
-        slot, usage, local = self.slots[key], self.usage[key], self.local[key]
-        parent = self.cohort_quota[flavor] - self.cohort_usage[flavor]
+        return self._available(key, self.usage[key], self.cohort_usage[flavor])
+
+    def available_without(self, cluster_queue: str, flavor: str, removed: Mapping[str, int]) -> int:
+        """`available` were `removed` units (per ClusterQueue) taken off the flavor's usage: the arithmetic of
+        removing them, asking and adding them back, without changing anything."""
+        cohort_usage = self.cohort_usage[flavor]
+        for name, units in removed.items():
+            other = (name, flavor)
+            cohort_usage += self._excess(other, self.usage[other] - units) - self._excess(other, self.usage[other])
+        key = (cluster_queue, flavor)
+        return self._available(key, self.usage[key] - removed.get(cluster_queue, 0), cohort_usage)
+
+    def _available(self, key: tuple[str, str], usage: int, cohort_usage: int) -> int:
+        slot, local = self.slots[key], self.local[key]
+        parent = self.cohort_quota[key[1]] - cohort_usage
         if slot.borrowing_limit is not None:
             stored = slot.nominal - local
             parent = min(stored - self._excess(key, usage) + slot.borrowing_limit, parent)
@@ -64,8 +88,18 @@ class Quotas:
 
     def add(self, cluster_queue: str, flavor: str, units: int) -> None:
         key = (cluster_queue, flavor)
+        nominal = self.slots[key].nominal
         before = self._excess(key, self.usage[key])
-        borrowed_before = max(0, self.usage[key] - self.slots[key].nominal)
+        borrowed_before = max(0, self.usage[key] - nominal)
         self.usage[key] += units
         self.cohort_usage[flavor] += self._excess(key, self.usage[key]) - before
-        self.borrowed[flavor] += max(0, self.usage[key] - self.slots[key].nominal) - borrowed_before
+        borrowed = max(0, self.usage[key] - nominal)
+        self.borrowed[flavor] += borrowed - borrowed_before
+        self.queue_borrowed[cluster_queue][self.slots[key].resource] += borrowed - borrowed_before
+        if borrowed:
+            self.borrowers[flavor].add(cluster_queue)
+        else:
+            self.borrowers[flavor].discard(cluster_queue)
+        self.changes += 1
+        if self.on_change is not None:
+            self.on_change(cluster_queue)

@@ -2,7 +2,8 @@
 
 `two_team_model` builds two T4 pools `t4` and `t4b` of 4 one-GPU nodes each (flavor order t4, t4b) and the teams
 given, with the scale-up delay given (0 by default, so a job's pods start when it is admitted); `job` makes one trace
-row, `replay` runs rows through the trace validation and the simulation.
+row, `replay` runs rows through the trace validation and the simulation. A preemptor is admitted `EXIT_SECONDS` +
+`REQUEUE_SECONDS` after it preempts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from offline.simulate.trace import parse_row
 from tests.support.config import dev_raw, gpu_pool, platform_of, team
 
 GPU = "nvidia.com/gpu"
+# A preempted workload's quota is released once its pods have exited: the model gives them the platform's training
+# pods' terminationGracePeriodSeconds, the autoscaler profile's maxGracefulTerminationSec (120 by default,
+# docs/configuration.md), which neither stack changes.
+EXIT_SECONDS = 120
+# Kueue requeues the inadmissible workloads one second after quota is released (pkg/cache/queue/
+# inadmissible_workloads.go `requeueBatchPeriod` at v0.19.2): the preemptor is tried again then.
+REQUEUE_SECONDS = 1
 
 
 def two_team_model(teams: list[dict[str, Any]] | None = None, scale_up_minutes: float = 0) -> SimModel:

@@ -21,7 +21,7 @@ from offline.simulate.synthetic import synthetic_trace, write_csv
 from offline.simulate.trace import TraceError, read_trace
 from offline.stacks import PROJECT_DIR
 from tests.support.kueue import stack_platform
-from tests.support.simulate import by_id, job, replay, two_team_model
+from tests.support.simulate import EXIT_SECONDS, REQUEUE_SECONDS, by_id, job, replay, two_team_model
 
 T4_WESTEUROPE = yaml.safe_load(PRICE_TABLE.read_text())["regions"]["westeurope"]["vmHourly"]["Standard_NC8as_T4_v3"]
 
@@ -36,8 +36,13 @@ def test_waits_counts_and_percentiles_per_team_and_queue() -> None:
     rows = [job(f"j{n}", 0, pods=4, runtime=1000) for n in range(3)] + [job("never", 0, "team-b", pods=5)]
     document = simulation_json(replay(two_team_model(), rows), "hand.csv")
     team_a = next(row for row in document["teams"] if row["team"] == "team-a")
-    # One after the other on the 4 GPUs: waits 0, 1000, 2000.
-    assert team_a["waitSeconds"] == {"p50": 1000.0, "p90": 2000.0, "p99": 2000.0}
+    # One after the other on the 4 GPUs, each admitted when the queue is retried after the one before ends: waits 0,
+    # 1000 + 1 and 2000 + 2.
+    assert team_a["waitSeconds"] == {
+        "p50": 1000.0 + REQUEUE_SECONDS,
+        "p90": 2000.0 + 2 * REQUEUE_SECONDS,
+        "p99": 2000.0 + 2 * REQUEUE_SECONDS,
+    }
     assert (team_a["jobs"], team_a["admitted"], team_a["preempted"], team_a["neverAdmitted"]) == (3, 3, 0, 0)
     team_b = next(row for row in document["queues"] if row["team"] == "team-b")
     assert (team_b["queue"], team_b["jobs"], team_b["neverAdmitted"], team_b["waitSeconds"]["p50"]) == (
@@ -77,12 +82,15 @@ def test_reclaim_preempts_the_most_recently_admitted_and_a_job_without_checkpoin
     ]
     records = by_id(replay(two_team_model(), rows))
     # team-a borrowed team-b's two GPUs for one of its jobs; team-b reclaims them at 400, and of team-a's two the
-    # most recently admitted ("loses", admitted second) is preempted. It borrows them again when team-b's job ends
-    # (500) and, not checkpointing, runs its whole 1000 s again.
+    # most recently admitted ("loses", admitted second) is preempted. team-b's job runs once its pods have exited;
+    # "loses" borrows the GPUs again when team-b's job has ended and the queue is retried and, not checkpointing,
+    # runs its whole 1000 s again.
     assert records["loses"].preemptions == [(400, "b")]
     assert records["keeps"].preemptions == []
-    assert records["loses"].admissions == [(0, "t4"), (500, "t4")]
-    assert records["loses"].finish == 1500
+    assert records["b"].admissions == [(400 + EXIT_SECONDS + REQUEUE_SECONDS, "t4")]
+    again = 400 + EXIT_SECONDS + REQUEUE_SECONDS + 100 + REQUEUE_SECONDS
+    assert records["loses"].admissions == [(0, "t4"), (again, "t4")]
+    assert records["loses"].finish == again + 1000
     assert records["keeps"].finish == 1000
 
 
@@ -156,7 +164,9 @@ def test_simulation_json_follows_its_documented_schema() -> None:
     assert all(set(entry) == JOB_KEYS for entry in document["jobs"])
     preempted = next(entry for entry in document["jobs"] if entry["id"] == "a")
     assert preempted["preemptions"] == [{"time": 100, "by": "b"}] and preempted["requeues"] == 1
-    assert preempted["admissions"] == [{"time": 0, "flavor": "t4"}, {"time": 1100, "flavor": "t4"}]
+    # Again once b (admitted when a's pods have exited, then retried) has run its 1000 s and the queue is retried.
+    again = 100 + EXIT_SECONDS + REQUEUE_SECONDS + 1000 + REQUEUE_SECONDS
+    assert preempted["admissions"] == [{"time": 0, "flavor": "t4"}, {"time": again, "flavor": "t4"}]
     assert all(set(row) == TEAM_KEYS for row in document["teams"])
     assert all(set(row) == QUEUE_KEYS for row in document["queues"])
     assert all(set(row) == POOL_KEYS for row in document["pools"])
@@ -197,9 +207,12 @@ def test_the_command_prints_the_summary_and_writes_json_and_svg(tmp_path: Path) 
     trace = dev_trace(tmp_path / "trace.csv")
     result = run_offline("simulate", "dev", str(trace), "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
-    assert "| team-a | default | 2 | 2 | 0 | 0 | 0 | 1,480 | 1,480 |" in result.stdout
+    # dev's t4spot pool holds 2 GPUs: the first job's pods start after the 8-minute scale-up (durations.yaml) and
+    # run 1000 s; the second is admitted when the queue is retried one second after that.
+    second = 8 * 60 + 1000 + REQUEUE_SECONDS
+    assert f"| team-a | default | 2 | 2 | 0 | 0 | 0 | {second:,} | {second:,} |" in result.stdout
     document = json.loads((tmp_path / "out" / "simulation.json").read_text())
-    assert [entry["admitted"] for entry in document["jobs"]] == [0, 1480]
+    assert [entry["admitted"] for entry in document["jobs"]] == [0, second]
     assert (tmp_path / "out" / "simulation.svg").read_text().startswith("<svg ")
 
 
@@ -211,8 +224,9 @@ def test_compare_prints_the_difference_per_team(tmp_path: Path) -> None:
     )
     result = run_offline("simulate", "dev", str(dev_trace(tmp_path / "trace.csv")), "--compare", str(other))
     assert result.returncode == 0, result.stderr
-    # With 4 GPUs both jobs start at once: team-a's p90 wait drops by the 1,480 s the second job waited.
-    assert "| team-a | +0 | -1,480 | +0 | +0 | +0 | +0.0 | +0.00 |" in result.stdout
+    # With 4 GPUs both jobs start at once: team-a's p90 wait drops by what the second job waited (the first's
+    # scale-up and run, and the retry).
+    assert f"| team-a | +0 | -{8 * 60 + 1000 + REQUEUE_SECONDS:,} | +0 | +0 | +0 | +0.0 | +0.00 |" in result.stdout
 
 
 @pytest.mark.parametrize(
