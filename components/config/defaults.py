@@ -70,6 +70,7 @@ TOP_LEVEL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("workloads", None, {}),
     KeySpec("serving", None, {}),
     KeySpec("vnet", None, {}),
+    KeySpec("fleet", None, {}),
 )
 
 SYSTEM_POOL: MappingProxyType[str, Any] = MappingProxyType(
@@ -224,5 +225,15 @@ NESTED: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
         "serving": SERVING,
         "serving.images": SERVING_IMAGES,
         "vnet": VNET,
+    }
+)
+
+# One cluster on its own; a manager names its workers, a worker starts at the first generation of the manager's token
+# (components.config.fleet, docs/fleet.md).
+FLEET: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        "role": "standalone",
+        "workers": [],
+        "credentialGeneration": 1,
     }
 )

@@ -31,6 +31,7 @@ from components.config.cluster import (
 )
 from components.config.defaults import TOP_LEVEL_KEYS, KeySpec
 from components.config.errors import ConfigError
+from components.config.fleet import read_fleet
 from components.config.monitoring import check_pending_alert, read_monitoring
 from components.config.network import VnetSettings, read_vnet
 from components.config.node import ConfigNode, did_you_mean
@@ -103,6 +104,7 @@ def load_settings(raw: Mapping[str, str]) -> Settings:
         availability_zones=zones,
         network=network,
         vnet=vnet,
+        fleet=read_fleet(n["fleet"]),
         upgrade_channel=upgrade_channel,
         node_os_upgrade_channel=n["nodeOsUpgradeChannel"].string(choices=NODE_OS_UPGRADE_CHANNELS),
         # AKS image cleaner interval: 24 hours to 3 months (AKS image cleaner docs).

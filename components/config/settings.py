@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from components.config.cluster import CostModel, MaintenanceWindow, NetworkSettings
+from components.config.fleet import FleetSettings
 from components.config.monitoring import MonitoringSettings
 from components.config.network import VnetSettings
 from components.config.pools import CpuPoolSettings, GpuPoolSettings, SystemPoolSettings
@@ -38,6 +39,7 @@ class Settings:
     network: NetworkSettings
     # The platform's VNet, its subnets, egress and private endpoints.
     vnet: VnetSettings
+    fleet: FleetSettings
     upgrade_channel: str
     node_os_upgrade_channel: str
     image_cleaner_interval_hours: int
