@@ -1,9 +1,8 @@
-"""aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack.
-
-The platform model (validated settings and every fact derived from them) -> cluster -> monitoring -> GPU and CPU
-node pools -> GPU software -> RDMA -> training -> shared storage -> team workspaces -> the way back (soft delete,
-prod's versioning and AKS backup) and the audit trail -> guardrails -> queues -> serving -> scraping -> exports.
-Azure resources go where `cluster.azure` says, Kubernetes ones through `cluster.provider`.
+"""aks-mlops: an ML platform on Azure Kubernetes Service, one environment per stack. The platform model (validated
+settings, every fact derived) -> cluster -> monitoring -> GPU and CPU pools -> GPU software -> RDMA -> training ->
+storage -> team workspaces -> the way back, audit trail -> guardrails -> queues -> a fleet worker's grant to its
+manager -> serving -> scraping -> exports. Azure resources go where `cluster.azure` says, Kubernetes ones through
+`cluster.provider`.
 """
 
 import pulumi
@@ -11,6 +10,7 @@ import pulumi
 from components.base.stack import load_platform
 from components.cluster import AksCluster, AksClusterArgs
 from components.compute import user_pools_in_sequence
+from components.fleet import fleet_worker
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
@@ -25,8 +25,6 @@ from components.workloads.admission import AdmissionGuardrails, AdmissionGuardra
 # Validation and derivation happen here, before any resource exists: a bad value stops the program with one error
 # naming its key.
 platform = load_platform()
-for warning in platform.settings.warnings:
-    pulumi.log.warn(warning)
 
 cluster = AksCluster("platform", AksClusterArgs(platform=platform))
 azure, k8s = cluster.azure, cluster.provider
@@ -68,6 +66,7 @@ queueing = Queueing(
     QueueingArgs(platform=platform, team_namespaces=namespaces, training_installs=training, provider=k8s),
 )
 # KServe in Standard mode behind the inference gateway, for the teams with quota on inference pools.
+fleet_worker(platform, cluster.kubeconfig, queueing.kueue_release, namespaces, k8s)
 serve_models(platform, identities=teams, provider=k8s)
 Scraping(
     "scraping",

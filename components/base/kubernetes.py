@@ -22,11 +22,13 @@ _TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
     ("v1", "LimitRange"): k8s.core.v1.LimitRange,
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
     ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("v1", "Secret"): k8s.core.v1.Secret,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
     ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,
     ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
     ("apps/v1", "DaemonSet"): k8s.apps.v1.DaemonSet,
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"): (
         k8s.admissionregistration.v1.ValidatingAdmissionPolicy

@@ -39,13 +39,17 @@ def stack_config() -> dict[str, str]:
 
 def load_platform() -> Platform:
     """The validated settings of the stack and the platform model derived from them, with the keys the engine
-    handed over as secrets (`pulumi config set --secret`, `secure:` in the stack file)."""
+    handed over as secrets (`pulumi config set --secret`, `secure:` in the stack file); the settings' warnings are
+    logged."""
     raw = stack_config()
     secrets = frozenset(key for key in raw if pulumi.runtime.config.is_config_secret(f"{PROJECT}:{key}"))
     try:
-        return build_platform(load_settings(raw), secret_settings=secrets)
+        platform = build_platform(load_settings(raw), secret_settings=secrets)
     except ConfigError as error:
         raise StackConfigError(error) from None
+    for warning in platform.settings.warnings:
+        pulumi.log.warn(warning)
+    return platform
 
 
 def secret_where_set(platform: Platform, setting: str, value: T) -> pulumi.Input[T]:

@@ -154,13 +154,18 @@ def cluster_queue(team: Team, queue: TeamQueue, kueue: KueueSettings) -> dict[st
     return manifest
 
 
-def local_queue(team: Team, queue: TeamQueue) -> dict[str, Any]:
+def local_queue(team: Team, queue: TeamQueue, name: str | None = None) -> dict[str, Any]:
     """`default` (with Kueue's LocalQueue defaulting, jobs without a queue label land there too), `spot`, or a
-    topology-aware pool's queue."""
+    topology-aware pool's queue; `name`: another LocalQueue onto the same ClusterQueue (a fleet worker's
+    region-pinned queue, components.model.fleet.regional_queue)."""
     return {
         "apiVersion": KUEUE_API,
         "kind": "LocalQueue",
-        "metadata": {"name": queue.local_queue, "namespace": team.namespace, "labels": {TEAM_LABEL: team.name}},
+        "metadata": {
+            "name": name or queue.local_queue,
+            "namespace": team.namespace,
+            "labels": {TEAM_LABEL: team.name},
+        },
         "spec": {"clusterQueue": queue.cluster_queue},
     }
 

@@ -167,6 +167,10 @@ class FakeAzure(pulumi.runtime.Mocks):
                 for identity_id in identity.get("userAssignedIdentities") or []
             }
             state["identity"] = identity
+        elif args.typ == "kubernetes:core/v1:Secret" and args.resource_id:
+            # A read of a live ServiceAccount token Secret (components.fleet.worker): the token controller has filled
+            # in its token.
+            state["data"] = {"token": base64.b64encode(f"token-of-{args.resource_id}".encode()).decode()}
         elif args.typ == "azure-native:dashboard:Grafana":
             properties = dict(inputs.get("properties") or {})
             properties["endpoint"] = f"https://{name}.{inputs.get('location', 'region')}.grafana.azure.com"

@@ -38,6 +38,7 @@ DOMAINS = (
     "workloads",
     "serving",
     "protection",
+    "fleet",
 )
 # What each layer may import from the project, besides itself.
 ALLOWED = {"core": set(), "config": {"core"}, "model": {"core", "config"}, "base": {"core", "config", "model"}}

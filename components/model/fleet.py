@@ -1,0 +1,32 @@
+"""What a fleet's manager and workers must agree on (docs/fleet.md), decided once: the manager's identity on each
+worker, its token Secrets, the kubeconfig key Kueue reads, and the region-pinned LocalQueue names.
+
+Kueue's MultiKueue sends a job only to workers whose namespace and LocalQueue carry the manager's names
+(site/content/en/docs/tasks/manage/setup_multikueue.md at kubernetes-sigs/kueue v0.19.2), so a LocalQueue pinned to a
+region has one name on the manager and on that region's workers.
+"""
+
+from __future__ import annotations
+
+from components.core.naming import KUEUE_NAMESPACE
+
+# The manager's ServiceAccount on each worker, in Kueue's namespace, and its two ClusterRoles: reading the
+# dispatched kinds cluster-wide (Kueue watches and lists them across namespaces), writing them only in the team
+# namespaces (bound there by RoleBindings).
+MANAGER_SERVICE_ACCOUNT = "multikueue-manager"
+MANAGER_READ_ROLE = "aks-mlops-multikueue-manager-read"
+MANAGER_WRITE_ROLE = "aks-mlops-multikueue-manager-write"
+MANAGER_NAMESPACE = KUEUE_NAMESPACE
+# The key of a MultiKueueCluster's kubeconfig Secret (apis/kueue/v1beta2/multikueue_types.go
+# `MultiKueueConfigSecretKey` at v0.19.2).
+KUBECONFIG_KEY = "kubeconfig"
+
+
+def token_secret(generation: int) -> str:
+    """The Secret holding the manager's token of one credential generation (`fleet.credentialGeneration`)."""
+    return f"{MANAGER_SERVICE_ACCOUNT}-token-{generation}"
+
+
+def regional_queue(local_queue: str, region: str) -> str:
+    """The LocalQueue whose jobs run only on the workers of `region` (a team's `default` -> `default-westeurope`)."""
+    return f"{local_queue}-{region}"
