@@ -19,7 +19,7 @@ from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest
 from components.core.versions import KUEUE
 from components.fleet.access import access_objects, manager_kubeconfig
-from components.model.fleet import regional_queue, token_secret
+from components.model.fleet import fleet_queues, token_secret
 from components.model.platform import Platform
 
 
@@ -93,7 +93,7 @@ def fleet_worker(
 
 def worker_summary(platform: Platform) -> dict[str, object]:
     """What the manager checks the fleet against: the worker's region, Kueue version and teams with their queues
-    (each team's LocalQueues, the region-pinned ones included)."""
+    (each team's LocalQueues, the dispatching ones included)."""
     region = platform.settings.location
     return {
         "region": region,
@@ -105,7 +105,7 @@ def worker_summary(platform: Platform) -> dict[str, object]:
                 "queues": sorted(
                     name
                     for queue in team.queues
-                    for name in (queue.local_queue, regional_queue(queue.local_queue, region))
+                    for name in (queue.local_queue, *fleet_queues(queue.local_queue, region))
                 ),
             }
             for team in platform.teams

@@ -2,8 +2,8 @@
 worker, its token Secrets, the kubeconfig key Kueue reads, and the region-pinned LocalQueue names.
 
 Kueue's MultiKueue sends a job only to workers whose namespace and LocalQueue carry the manager's names
-(site/content/en/docs/tasks/manage/setup_multikueue.md at kubernetes-sigs/kueue v0.19.2), so a LocalQueue pinned to a
-region has one name on the manager and on that region's workers.
+(site/content/en/docs/tasks/manage/setup_multikueue.md at kubernetes-sigs/kueue v0.19.2), so a dispatching LocalQueue
+(to any worker, or pinned to a region) has one name on the manager and on the workers it may send to.
 """
 
 from __future__ import annotations
@@ -30,3 +30,14 @@ def token_secret(generation: int) -> str:
 def regional_queue(local_queue: str, region: str) -> str:
     """The LocalQueue whose jobs run only on the workers of `region` (a team's `default` -> `default-westeurope`)."""
     return f"{local_queue}-{region}"
+
+
+# The suffix of the LocalQueue whose jobs may run on any worker (`default-fleet`). The manager stays a full platform
+# whose `<queue>` runs jobs on its own nodes, so dispatching takes names of its own. No Azure region is called
+# `fleet`, and pool names (the other queue names) have no '-': every derived name is unique.
+ANY_REGION = "fleet"
+
+
+def fleet_queues(local_queue: str, region: str) -> tuple[str, str]:
+    """The LocalQueues a worker in `region` adds for a team queue: the any-region one and its region's."""
+    return (regional_queue(local_queue, ANY_REGION), regional_queue(local_queue, region))

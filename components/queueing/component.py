@@ -18,7 +18,7 @@ from components.core.naming import KUEUE_NAMESPACE
 from components.core.placement import system_placement
 from components.core.scheduling import PRIORITIES
 from components.core.versions import KUEUE
-from components.model.fleet import regional_queue
+from components.model.fleet import fleet_queues
 from components.model.platform import Platform
 from components.queueing.kueue import kueue_custom_resources, kueue_values, local_queue
 from components.queueing.priorities import priority_class, workload_priority_class
@@ -73,10 +73,10 @@ class Queueing(PlatformComponent):
             for queue in team.queues:
                 suffix = "" if queue.is_default else f"-{queue.local_queue}"
                 apply_manifest(f"{name}-localqueue-{team.name}{suffix}", local_queue(team, queue), in_namespace)
-                # A fleet worker also takes the manager's region-pinned LocalQueue onto the same ClusterQueue.
+                # A fleet worker also takes the manager's dispatching LocalQueues onto the same ClusterQueue.
                 if args.platform.settings.fleet.role == "worker":
-                    pinned = regional_queue(queue.local_queue, args.platform.settings.location)
-                    apply_manifest(
-                        f"{name}-localqueue-{team.name}-{pinned}", local_queue(team, queue, pinned), in_namespace
-                    )
+                    for alias in fleet_queues(queue.local_queue, args.platform.settings.location):
+                        apply_manifest(
+                            f"{name}-localqueue-{team.name}-{alias}", local_queue(team, queue, alias), in_namespace
+                        )
         self.register_outputs({"kueueRelease": self.kueue_release.name})

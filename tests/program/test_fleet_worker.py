@@ -1,6 +1,6 @@
 """A fleet worker's grant to its manager (components.fleet, docs/fleet.md), through the real program for each stack
 made a worker: the manager's ServiceAccount, its read rights cluster-wide and write rights in the team namespaces
-only, one token Secret per live credential generation, the region-pinned LocalQueues, and the outputs the manager
+only, one token Secret per live credential generation, the dispatching LocalQueues, and the outputs the manager
 reads (`fleet`, and `fleetKubeconfig` as a secret holding the current token, never an exec plugin). A standalone
 stack has none of it."""
 
@@ -93,15 +93,17 @@ def test_the_current_and_previous_token_generations_are_live(worker: tuple[str, 
         assert secret["metadata"]["annotations"] == {"kubernetes.io/service-account.name": "multikueue-manager"}
 
 
-def test_each_team_queue_also_has_its_region_pinned_name(worker: tuple[str, ProgramRun]) -> None:
+def test_each_team_queue_also_has_its_dispatching_names(worker: tuple[str, ProgramRun]) -> None:
     stack, run = worker
     queues = [r.inputs for r in run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")]
     by_name = {(q["metadata"]["namespace"], q["metadata"]["name"]): q["spec"]["clusterQueue"] for q in queues}
-    region = REGION[stack]
-    plain = {key: value for key, value in by_name.items() if not key[1].endswith(f"-{region}")}
+    suffixes = ("-fleet", f"-{REGION[stack]}")
+    plain = {key: value for key, value in by_name.items() if not key[1].endswith(suffixes)}
     assert plain
     assert {key: value for key, value in by_name.items() if key not in plain} == {
-        (namespace, f"{name}-{region}"): cluster_queue for (namespace, name), cluster_queue in plain.items()
+        (namespace, f"{name}{suffix}"): cluster_queue
+        for (namespace, name), cluster_queue in plain.items()
+        for suffix in suffixes
     }
     assert all(not all_errors(queue) for queue in queues)
 
@@ -134,7 +136,7 @@ def test_a_standalone_stack_grants_no_manager_anything(stack: str, stack_runs: d
     assert not [
         r.inputs["metadata"]["name"]
         for r in run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")
-        if r.inputs["metadata"]["name"].endswith(f"-{REGION[stack]}")
+        if r.inputs["metadata"]["name"].endswith(("-fleet", f"-{REGION[stack]}"))
     ]
     assert "fleet" not in run.outputs and "fleetKubeconfig" not in run.outputs
 
