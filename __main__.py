@@ -7,10 +7,10 @@ manager -> serving -> scraping -> exports. Azure resources go where `cluster.azu
 
 import pulumi
 
-from components.base.stack import load_platform
+from components.base.stack import fleet_references, load_platform
 from components.cluster import AksCluster, AksClusterArgs
 from components.compute import user_pools_in_sequence
-from components.fleet import fleet_worker
+from components.fleet import fleet_access
 from components.gpu import GpuSoftware, GpuSoftwareArgs
 from components.monitoring import ManagedPrometheus, ManagedPrometheusArgs, Scraping, ScrapingArgs
 from components.network import NetworkOperator, NetworkOperatorArgs
@@ -25,6 +25,7 @@ from components.workloads.admission import AdmissionGuardrails, AdmissionGuardra
 # Validation and derivation happen here, before any resource exists: a bad value stops the program with one error
 # naming its key.
 platform = load_platform()
+fleet = fleet_references(platform)
 
 cluster = AksCluster("platform", AksClusterArgs(platform=platform))
 azure, k8s = cluster.azure, cluster.provider
@@ -63,10 +64,10 @@ AdmissionGuardrails(
 )
 queueing = Queueing(
     "queueing",
-    QueueingArgs(platform=platform, team_namespaces=namespaces, training_installs=training, provider=k8s),
+    QueueingArgs(platform, k8s, namespaces, training, worker_offers=fleet.offers),
 )
 # KServe in Standard mode behind the inference gateway, for the teams with quota on inference pools.
-fleet_worker(platform, cluster.kubeconfig, queueing.kueue_release, namespaces, k8s)
+fleet_access(platform, cluster.kubeconfig, queueing.kueue_release, namespaces, fleet, k8s)
 serve_models(platform, identities=teams, provider=k8s)
 Scraping(
     "scraping",

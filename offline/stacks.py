@@ -232,6 +232,14 @@ def stack_names(project_dir: Path = PROJECT_DIR) -> list[str]:
     return sorted(name for name in stack_files(project_dir) if name not in (CHECK_SUBCOMMAND, SIMULATE_SUBCOMMAND))
 
 
+def program_dir(project_dir: Path = PROJECT_DIR) -> Path:
+    """Where the project's program is: Pulumi.yaml's `main` (a folder, relative to the project), else the project
+    (examples/fleet runs this project's program as its own stacks)."""
+    project_file = project_dir / "Pulumi.yaml"
+    main = yaml.safe_load(project_file.read_text(encoding="utf-8")).get("main") if project_file.is_file() else None
+    return (project_dir / main).resolve() if isinstance(main, str) else project_dir
+
+
 def stack_files(project_dir: Path = PROJECT_DIR) -> dict[str, Path]:
     """Every `Pulumi.<stack>.yaml` of the project, by stack name."""
     return {path.name[len("Pulumi.") : -len(".yaml")]: path for path in sorted(project_dir.glob("Pulumi.*.yaml"))}

@@ -8,7 +8,9 @@ full traceback for any other exception, so `pulumi up` shows the one line the of
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -56,3 +58,26 @@ def secret_where_set(platform: Platform, setting: str, value: T) -> pulumi.Input
     """`value` as a secret Output where the stack keeps `setting` secret, else as it is: the settings are read from
     the raw config, which carries no secrecy, so a component passing one on to a resource must mark it itself."""
     return pulumi.Output.secret(value) if setting in platform.secret_settings else value
+
+
+@dataclass(frozen=True)
+class FleetReferences:
+    """A fleet manager's workers, read through StackReferences (empty elsewhere): by worker name, its `fleet` output
+    (its region, Kueue version, teams, queues and quotas) and its `fleetKubeconfig` (a secret)."""
+
+    offers: Mapping[str, pulumi.Output[Any]]
+    kubeconfigs: Mapping[str, pulumi.Output[Any]]
+
+
+def fleet_references(platform: Platform) -> FleetReferences:
+    """One StackReference per worker of a manager: the workers' values are read, never copied into its stack file."""
+    if platform.settings.fleet.role != "manager":
+        return FleetReferences({}, {})
+    references = {
+        worker.name: pulumi.StackReference(f"fleet-{worker.name}", stack_name=worker.stack)
+        for worker in platform.settings.fleet.workers
+    }
+    return FleetReferences(
+        {name: reference.require_output("fleet") for name, reference in references.items()},
+        {name: reference.require_output("fleetKubeconfig") for name, reference in references.items()},
+    )

@@ -1,5 +1,6 @@
-"""The fleet domain (`aks-mlops:fleet`): what a worker of a MultiKueue fleet grants its manager (docs/fleet.md)."""
+"""The fleet domain (`aks-mlops:fleet`): what a worker of a MultiKueue fleet grants its manager, and the manager's copy
+of each worker's credential (docs/fleet.md)."""
 
-from components.fleet.worker import FleetWorkerAccess, FleetWorkerAccessArgs, fleet_worker
+from components.fleet.worker import FleetWorkerAccess, FleetWorkerAccessArgs, fleet_access
 
-__all__ = ["FleetWorkerAccess", "FleetWorkerAccessArgs", "fleet_worker"]
+__all__ = ["FleetWorkerAccess", "FleetWorkerAccessArgs", "fleet_access"]

@@ -22,10 +22,12 @@ from typing import Any
 import yaml
 
 from components.model.fleet import (
+    KUBECONFIG_KEY,
     MANAGER_NAMESPACE,
     MANAGER_READ_ROLE,
     MANAGER_SERVICE_ACCOUNT,
     MANAGER_WRITE_ROLE,
+    kubeconfig_secret,
     token_secret,
 )
 from components.model.platform import Platform
@@ -163,3 +165,15 @@ def manager_kubeconfig(cluster_kubeconfig: str, token: str) -> str:
         "current-context": name,
     }
     return yaml.safe_dump(document, sort_keys=False)
+
+
+def worker_kubeconfig_secret(worker: str, kubeconfig: object) -> dict[str, Any]:
+    """On the manager, the Secret its MultiKueueCluster for `worker` names, in Kueue's namespace (Kueue reads it from
+    its own namespace, under the key `kubeconfig`: cmd/kueue/main.go and multikueuecluster.go at v0.19.2)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": kubeconfig_secret(worker), "namespace": MANAGER_NAMESPACE},
+        "stringData": {KUBECONFIG_KEY: kubeconfig},
+    }

@@ -17,9 +17,9 @@ import pulumi_kubernetes as k8s
 
 from components.base.component import PlatformComponent
 from components.base.kubernetes import apply_manifest
-from components.core.versions import KUEUE
-from components.fleet.access import access_objects, manager_kubeconfig
-from components.model.fleet import fleet_queues, token_secret
+from components.base.stack import FleetReferences
+from components.fleet.access import access_objects, manager_kubeconfig, worker_kubeconfig_secret
+from components.model.fleet import token_secret
 from components.model.platform import Platform
 
 
@@ -65,49 +65,32 @@ class FleetWorkerAccess(PlatformComponent):
         self.register_outputs({"managerKubeconfig": self.manager_kubeconfig})
 
 
-def fleet_worker(
+def fleet_access(
     platform: Platform,
     cluster_kubeconfig: pulumi.Input[str],
     kueue_release: pulumi.Resource,
     team_namespaces: Mapping[str, pulumi.Resource],
+    workers: FleetReferences,
     provider: pulumi.ProviderResource,
-) -> FleetWorkerAccess | None:
-    """On a worker stack, the manager's access and the outputs its manager reads (`fleet`, `fleetKubeconfig`);
-    nothing elsewhere."""
-    if platform.settings.fleet.role != "worker":
-        return None
-    access = FleetWorkerAccess(
-        "fleet-worker",
-        FleetWorkerAccessArgs(
-            platform=platform,
-            cluster_kubeconfig=cluster_kubeconfig,
-            kueue_release=kueue_release,
-            team_namespaces=list(team_namespaces.values()),
-            provider=provider,
-        ),
-    )
-    pulumi.export("fleet", worker_summary(platform))
-    pulumi.export("fleetKubeconfig", access.manager_kubeconfig)
-    return access
-
-
-def worker_summary(platform: Platform) -> dict[str, object]:
-    """What the manager checks the fleet against: the worker's region, Kueue version and teams with their queues
-    (each team's LocalQueues, the dispatching ones included)."""
-    region = platform.settings.location
-    return {
-        "region": region,
-        "kueueVersion": KUEUE.version,
-        "teams": [
-            {
-                "name": team.name,
-                "namespace": team.namespace,
-                "queues": sorted(
-                    name
-                    for queue in team.queues
-                    for name in (queue.local_queue, *fleet_queues(queue.local_queue, region))
-                ),
-            }
-            for team in platform.teams
-        ],
-    }
+) -> None:
+    """A worker's grant to its manager (and the `fleetKubeconfig` output the manager reads); on a manager, each
+    worker's kubeconfig in the Secret its MultiKueueCluster names; nothing on a standalone stack."""
+    role = platform.settings.fleet.role
+    if role == "worker":
+        access = FleetWorkerAccess(
+            "fleet-worker",
+            FleetWorkerAccessArgs(
+                platform=platform,
+                cluster_kubeconfig=cluster_kubeconfig,
+                kueue_release=kueue_release,
+                team_namespaces=list(team_namespaces.values()),
+                provider=provider,
+            ),
+        )
+        pulumi.export("fleetKubeconfig", access.manager_kubeconfig)
+    if role == "manager":
+        after_kueue = pulumi.ResourceOptions(provider=provider, depends_on=[kueue_release])
+        for name, kubeconfig in workers.kubeconfigs.items():
+            # A secret output of the worker stays one here; marked again in case the worker's stack did not mark it.
+            secret = worker_kubeconfig_secret(name, pulumi.Output.secret(kubeconfig))
+            apply_manifest(f"fleet-manager-secret-{name}", secret, after_kueue)

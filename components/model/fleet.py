@@ -41,3 +41,20 @@ ANY_REGION = "fleet"
 def fleet_queues(local_queue: str, region: str) -> tuple[str, str]:
     """The LocalQueues a worker in `region` adds for a team queue: the any-region one and its region's."""
     return (regional_queue(local_queue, ANY_REGION), regional_queue(local_queue, region))
+
+
+def dispatch_check(region: str) -> str:
+    """The manager's AdmissionCheck and MultiKueueConfig of a region's workers, or of all of them (`ANY_REGION`)."""
+    return f"multikueue-{region}"
+
+
+def kubeconfig_secret(worker: str) -> str:
+    """The manager's Secret (in Kueue's namespace) holding a worker's kubeconfig, which its MultiKueueCluster names."""
+    return f"multikueue-{worker}"
+
+
+def fleet_cohort(cluster_queue: str) -> str:
+    """The manager's cohort of one team queue's dispatching ClusterQueues: the regional ones hold the quota, the
+    any-region one borrows it (docs/fleet.md, "Validating the fleet as a whole"). Prefixed, not suffixed: the
+    any-region ClusterQueue is `<cq>-fleet`."""
+    return f"fleet-{cluster_queue}"

@@ -8,6 +8,7 @@ team are lent to the others and reclaimed (with preemption) when their owner nee
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -185,11 +186,14 @@ def kueue_custom_resources(platform: Platform) -> list[dict[str, Any]]:
     ]
 
 
-def manager_config(kueue: KueueSettings, *, training_operator_v1: bool = False) -> dict[str, Any]:
+def manager_config(
+    kueue: KueueSettings, *, training_operator_v1: bool = False, multikueue: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Kueue's controller configuration (the chart's `controllerManagerConfigYaml` replaces the whole
     default document, so the chart defaults this platform keeps are restated here). `training_operator_v1`: the
-    stack installs the Training Operator v1, so Kueue manages PyTorchJobs and TFJobs too."""
-    return {
+    stack installs the Training Operator v1, so Kueue manages PyTorchJobs and TFJobs too. `multikueue`: a fleet
+    manager's MultiKueue settings (components.queueing.fleet)."""
+    config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
@@ -250,6 +254,9 @@ def manager_config(kueue: KueueSettings, *, training_operator_v1: bool = False) 
         # Fair sharing between the teams of the cohort, weighted by each ClusterQueue's fairSharing.weight.
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
     }
+    if multikueue is not None:
+        config["multiKueue"] = dict(multikueue)
+    return config
 
 
 # The job kinds the platform runs, each backed by a controller the platform installs (the policy pack's
@@ -288,9 +295,13 @@ LOCAL_QUEUE_METRICS_GATE = {"name": "LocalQueueMetrics", "enabled": True}
 
 
 def kueue_values(
-    kueue: KueueSettings, placement: dict[str, Any], *, training_operator_v1: bool = False
+    kueue: KueueSettings,
+    placement: dict[str, Any],
+    *,
+    training_operator_v1: bool = False,
+    multikueue: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    config = manager_config(kueue, training_operator_v1=training_operator_v1)
+    config = manager_config(kueue, training_operator_v1=training_operator_v1, multikueue=multikueue)
     return {
         "controllerManager": {
             **placement,

@@ -9,6 +9,7 @@ and later the policy checks all use this one harness.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import runpy
@@ -24,7 +25,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components.config.errors import PROJECT, ConfigError
 from offline.harness.fake_azure import FakeAzure
-from offline.stacks import PROJECT_DIR, engine_config, load_stack_config, namespaced, secret_keys
+from offline.stacks import PROJECT_DIR, engine_config, load_stack_config, namespaced, program_dir, secret_keys
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 
@@ -166,6 +167,23 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _finish_leftovers() -> None:
+    """Cancel what a failed run left on the shared event loop and in the engine's settings. A program that fails
+    inside several `apply`s (a fleet manager whose workers do not match, components.queueing.fleet) leaves one failing
+    task per apply; the engine stops at the first, and the others must not surface in the next run, which shares the
+    loop."""
+    loop = asyncio.get_event_loop()
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    settings.SETTINGS.rpc_manager.clear()
+    # The engine awaits every output it tracks at the end of a run: those of the failed run are done with.
+    with settings.SETTINGS.lock:
+        settings.SETTINGS.outputs.clear()
+
+
 def run_program(
     program: Callable[[], None],
     config: Mapping[str, Any],
@@ -216,6 +234,8 @@ def run_program(
         if raise_on_error:
             raise
         error = failure
+    finally:
+        _finish_leftovers()
     return ProgramRun(monitor.captured, monitor.stack_outputs, monitor.secret_outputs, error)
 
 
@@ -236,7 +256,7 @@ def run_stack(
             config.pop(key, None)
         else:
             config[key] = value
-    main = str(project_dir / "__main__.py")
+    main = str(program_dir(project_dir) / "__main__.py")
 
     def program() -> None:
         runpy.run_path(main, run_name="__main__")

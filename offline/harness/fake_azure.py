@@ -8,6 +8,7 @@ the real API responses so the program's code paths that consume them run for rea
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -122,6 +123,8 @@ class FakeAzure(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         inputs = dict(args.inputs)
+        if args.typ == "pulumi:pulumi:StackReference":
+            return self._stack_reference(inputs["name"])
         name = next((inputs[key] for key in _NAME_INPUTS if isinstance(inputs.get(key), str)), args.name)
         group = inputs.get("resourceGroupName", "rg")
         provider_path = _PROVIDER_PATHS.get(args.typ)
@@ -191,12 +194,25 @@ class FakeAzure(pulumi.runtime.Mocks):
         return resource_id, state
 
     def __init__(
-        self, existing_clusters: dict[str, dict[str, Any]] | None = None, cluster_lookup_error: str | None = None
+        self,
+        existing_clusters: dict[str, dict[str, Any]] | None = None,
+        cluster_lookup_error: str | None = None,
+        stack_outputs: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         # Clusters Azure already has (name -> the getManagedCluster response); by default none: a new stack.
         self.existing_clusters = existing_clusters or {}
+        # Other stacks' outputs, by fully qualified stack name, as a StackReference reads them (a fleet manager's
+        # workers: what their own programs exported in their offline runs).
+        self.stack_outputs = stack_outputs or {}
         # An ARM error other than "not found" that the cluster look-up fails with (a missing role, a throttled call).
         self.cluster_lookup_error = cluster_lookup_error
+
+    def _stack_reference(self, stack: str) -> tuple[str, dict[str, Any]]:
+        """The outputs of another stack, as the service answers a StackReference; an unknown stack fails as it does."""
+        outputs = self.stack_outputs.get(stack)
+        if outputs is None:
+            raise ValueError(f"unknown stack {stack!r}: no such stack has been deployed (or offline: planned)")
+        return stack, {"name": stack, "outputs": dict(outputs), "secretOutputNames": []}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         """An invoke's result and its check failures (none, but for a cluster Azure does not have)."""

@@ -11,6 +11,7 @@ says so in one line naming what is wrong.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -19,11 +20,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pulumi
+
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.model.platform import Platform, build_platform
 from offline.harness.engine import ProgramRun, run_stack
+from offline.harness.fake_azure import FakeAzure
 from offline.plan.console import cpu_pool_table, node_pool_table, resource_tree
+from offline.plan.fleet import FleetPlanError, WorkerPlan, fleet_lines, fleet_summary, plan_workers, stack_outputs
 from offline.plan.policy import (
     PolicyConfig,
     PolicyConfigError,
@@ -39,6 +44,7 @@ from offline.stacks import (
     PROJECT_DIR,
     StackFileError,
     load_stack_config,
+    program_dir,
     secret_notes,
     stack_names,
     stack_settings_raw,
@@ -99,11 +105,10 @@ def main(argv: Sequence[str]) -> int:
         return 2
 
     progress.start("validating settings and running the program")
-    run = run_stack(args.stack, project_dir=args.project_dir, raise_on_error=False)
-    if isinstance(run.error, ConfigError):
-        return _rejected(run.error)
-    if run.error is not None:
-        raise run.error
+    outcome = _run_program(args.stack, args.project_dir, raw_settings)
+    if isinstance(outcome, int):
+        return outcome
+    run, workers = outcome
     platform = build_platform(load_settings(raw_settings))
     progress.done(f"{len(run.resources)} resources")
 
@@ -126,6 +131,7 @@ def main(argv: Sequence[str]) -> int:
     print("\n".join(node_pool_table(run)))
     print("\nCPU node pools (where CPU-only pods run):")
     print("\n".join(cpu_pool_table(run)))
+    fleet = _print_fleet(run, platform, workers)
     print("\nexports: " + ", ".join(sorted(f"{k} (secret)" if k in run.secret_outputs else k for k in run.outputs)))
     for violation in violations:
         print(f"  {violation.enforcement}: [{violation.policy}] {violation.message}")
@@ -133,7 +139,7 @@ def main(argv: Sequence[str]) -> int:
 
     if args.out:
         progress.start(f"writing reports to {args.out}")
-        summary = _write_reports(args.out, args.stack, run, platform, violations)
+        summary = _write_reports(args.out, args.stack, run, platform, violations, fleet)
         if summary is None:
             return 2
         progress.done(f"USD {summary['monthlyAtIdle']:,}/month at idle, {summary['monthlyAtMax']:,} at max")
@@ -141,7 +147,51 @@ def main(argv: Sequence[str]) -> int:
     return 1 if blocking else 0
 
 
-def _rejected(error: Exception) -> int:
+def _run_program(
+    stack: str, project_dir: Path, raw_settings: dict[str, str]
+) -> tuple[ProgramRun, list[WorkerPlan]] | int:
+    """The stack's run on the mock engine (a fleet manager's after its workers'), or the exit status once a refusal
+    is printed: a ConfigError, or a fleet whose workers do not match the manager (a RunError naming
+    fleet.workers[i])."""
+    workers = _fleet_workers(raw_settings, project_dir)
+    if isinstance(workers, str):
+        return _rejected(workers)
+    azure = FakeAzure(stack_outputs=stack_outputs(workers)) if workers else None
+    run = run_stack(stack, project_dir=project_dir, raise_on_error=False, azure=azure)
+    if isinstance(run.error, ConfigError | pulumi.RunError):
+        return _rejected(run.error)
+    if run.error is not None:
+        raise run.error
+    return run, workers
+
+
+def _print_fleet(run: ProgramRun, platform: Platform, workers: list[WorkerPlan]) -> dict[str, Any] | None:
+    """A fleet manager's capacity and cost, printed (offline.plan.fleet); None for any other stack."""
+    if not workers:
+        return None
+    fleet = fleet_summary(run, platform, workers)
+    print(f"\nfleet: {len(workers)} workers (capacity per region and team, cost):")
+    print("\n".join(fleet_lines(fleet)))
+    return fleet
+
+
+def _fleet_workers(raw_settings: dict[str, str], project_dir: Path) -> list[WorkerPlan] | str:
+    """A fleet manager's workers, planned first (offline.plan.fleet); none for any other stack; the refusal text of a
+    worker that does not plan."""
+    try:
+        settings = load_settings(raw_settings)
+    except ConfigError:
+        # The program's run reports it, as for any stack.
+        return []
+    if settings.fleet.role != "manager":
+        return []
+    try:
+        return plan_workers(build_platform(settings), project_dir)
+    except FleetPlanError as error:
+        return str(error)
+
+
+def _rejected(error: Exception | str) -> int:
     """A configuration the plan refuses (a value, or a stack file the CLI would not load): one line naming it, exit
     status 2."""
     print(f"\nconfiguration rejected, nothing would be created:\n  {error}")
@@ -168,19 +218,27 @@ def _refuse_bad_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
     stacks = stack_names(args.project_dir)
     if args.stack not in stacks:
         parser.error(f"unknown stack {args.stack!r}; stacks: {', '.join(stacks)}")
-    if not (args.project_dir / "__main__.py").is_file():
+    if not (program_dir(args.project_dir) / "__main__.py").is_file():
         parser.error(f"--project-dir {args.project_dir}: has no __main__.py (the program to run)")
     if args.out is not None and (problem := _out_problem(args.out)) is not None:
         parser.error(f"--out {args.out}: {problem}")
 
 
 def _write_reports(
-    out: Path, stack: str, run: ProgramRun, platform: Platform, violations: list[Violation]
+    out: Path,
+    stack: str,
+    run: ProgramRun,
+    platform: Platform,
+    violations: list[Violation],
+    fleet: dict[str, Any] | None,
 ) -> dict[str, Any] | None:
-    """`write_plan`, or None once a file system error is printed as one line (a file where a folder belongs, no
-    permission)."""
+    """`write_plan` (and a fleet manager's `fleet.json`), or None once a file system error is printed as one line (a
+    file where a folder belongs, no permission)."""
     try:
-        return write_plan(out, stack, run, platform, violations)
+        summary = write_plan(out, stack, run, platform, violations)
+        if fleet is not None:
+            (out / "fleet.json").write_text(json.dumps(fleet, indent=2) + "\n", encoding="utf-8")
+        return summary
     except OSError as error:
         where = f" ({error.filename})" if error.filename else ""
         print(f"\ncannot write the reports to {out}: {error.strerror or error}{where}", file=sys.stderr)

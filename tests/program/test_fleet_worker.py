@@ -124,9 +124,10 @@ def test_the_manager_reads_a_token_kubeconfig_and_the_workers_queues(worker: tup
     summary = run.outputs["fleet"]
     assert (summary["region"], summary["kueueVersion"]) == (REGION[stack], "0.19.2")
     assert [team["name"] for team in summary["teams"]] == TEAMS[stack]
-    assert all(
-        f"default-{REGION[stack]}" in team["queues"] and "default" in team["queues"] for team in summary["teams"]
-    )
+    for team in summary["teams"]:
+        default = next(queue for queue in team["queues"] if queue["name"] == "default")
+        assert default["localQueues"] == ["default", "default-fleet", f"default-{REGION[stack]}"]
+        assert set(default["quota"]) >= {"cpu", "memory"}
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

@@ -142,6 +142,8 @@ CRD_FILES: dict[str, CrdFile] = {
         _kueue("clusterqueues", "e0a5fc9b370c70f3d993d4f599865817338ecf94187b30b15b12ff33c579bd55"),
         _kueue("cohorts", "61fbe5ec55d45e7fae2d65321fb32517b197257ab78ad55316673183aac911c2"),
         _kueue("localqueues", "dd10ef8d3578e7212fa52763549e7b6be0949793a5b924495fcd293330109fed"),
+        _kueue("multikueueclusters", "842e579d281f77c711e7edd66e242b24457e1c2e7a36b5840d923ea60c33d589"),
+        _kueue("multikueueconfigs", "4aa94664f85de11834490d5b4add63d91b2076a89e8acc97fa07b16ee81f9ae4"),
         _kueue("provisioningrequestconfigs", "0399b2689d7468c64a1ef4e3c8bf9603c261a152f822b6698903b23f69e790dc"),
         _kueue("resourceflavors", "19e339c47e9ca3fa2c9eeddd27715a512f765c4794ed859733408a9715720173"),
         _kueue("topologies", "f703575d3bb64d26f6e839f831e01646367ed41a89b3abf163f8e842ca1c4d2b"),

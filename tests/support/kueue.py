@@ -69,6 +69,8 @@ CRD_NAMES = {
     "AdmissionCheck": "kueue/admissionchecks",
     "ProvisioningRequestConfig": "kueue/provisioningrequestconfigs",
     "Topology": "kueue/topologies",
+    "MultiKueueCluster": "kueue/multikueueclusters",
+    "MultiKueueConfig": "kueue/multikueueconfigs",
 }
 # Kueue's default cohort of the platform when a stack sets none (README, Pulumi.yaml).
 DEFAULT_COHORT = "ml-platform"
