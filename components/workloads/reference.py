@@ -9,7 +9,8 @@ Per team (`reference_workloads`), where the team's quota allows it:
 
 * `job-checkpointed.yaml`: a batch/v1 Job on one whole GPU of the team's first whole-GPU flavor (on-demand before
   spot, then by name, as Kueue tries them; dev has only a spot pool). Evictions and preemptions (`DisruptionTarget`)
-  are ignored by its `podFailurePolicy`, the entrypoint's non-retriable exit code fails the Job at once.
+  are ignored by its `podFailurePolicy`, the entrypoint's non-retriable exit code fails the Job at once. On a fleet
+  manager also `job-checkpointed-<region>.yaml`, the same Job sent to that region's workers.
 * `pytorchjob-distributed.yaml`: a Kubeflow v1 PyTorchJob on the team's largest whole-GPU pool (most GPUs per
   node) on which at least one whole node fits its quota: one pod per node with all its GPUs, as many nodes as the
   team's nominal quota holds (its borrowable quota too when the nominal one holds not even one node), at most the
@@ -49,6 +50,7 @@ from components.core.training_pods import (
     TRAINER_API_VERSION,
     TRAINER_NODE,
 )
+from components.model.fleet import regional_queue
 from components.model.platform import Platform
 from components.model.pods import PodSize, env_entries, nccl_environment, pod_size, topology_request, with_rdma
 from components.model.teams import Team
@@ -408,6 +410,24 @@ def team_workloads(platform: Platform, team: Team) -> dict[str, Manifest]:
     tensorflow = tensorflow_pool(team)
     if tensorflow is not None and v1:
         files[TFJOB_FILE] = _tf_job(platform, team, tensorflow, tensorflow_image(platform))
+    if JOB_FILE in files:
+        files.update(_dispatched_jobs(platform, files[JOB_FILE]))
+    return files
+
+
+def _dispatched_jobs(platform: Platform, job: Manifest) -> dict[str, Manifest]:
+    """On a fleet manager, the checkpointed Job once per region of its workers, through the region's dispatching
+    queue (`<queue>-<region>`): a job that reads the team's datasets stays where they are (docs/fleet.md,
+    "Placement: a job stays in its data's region"). `job-checkpointed-<region>.yaml`, named `<job>-<region>`."""
+    if platform.settings.fleet.role != "manager":
+        return {}
+    files: dict[str, Manifest] = {}
+    for region in platform.settings.fleet.regions:
+        pinned = copy.deepcopy(job)
+        labels = pinned["metadata"]["labels"]
+        labels[QUEUE_NAME_LABEL] = regional_queue(labels[QUEUE_NAME_LABEL], region)
+        pinned["metadata"]["name"] = f"{job['metadata']['name']}-{region}"
+        files[JOB_FILE.replace(".yaml", f"-{region}.yaml")] = pinned
     return files
 
 

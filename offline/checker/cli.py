@@ -23,7 +23,7 @@ import argparse
 import json
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ import yaml
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
 from components.model.platform import Platform, build_platform
+from offline.checker.dispatch import as_worker_sees_it, dispatch_targets, queue_of
 from offline.checker.kinds import CHECK as KIND_CHECK
 from offline.checker.kinds import document_object, unread
 from offline.checker.normalize import NORMALIZERS, normalize, object_name
@@ -109,6 +110,8 @@ class Report:
     # Paths that are neither a regular file nor a folder (a FIFO would block the run forever), each with what it is.
     skipped_paths: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    # A fleet manager's workloads sent to its workers: per object, the workers that could run it.
+    placements: list[str] = field(default_factory=list)
 
 
 def yaml_files(paths: Iterable[Path], skipped: list[str] | None = None) -> list[Path]:
@@ -242,16 +245,52 @@ def check_manifests(manifests: Sequence[Mapping[str, Any]], platform: Platform, 
     return check_across(documents, platform, check_documents(documents, platform, Report("-"))).findings
 
 
-def check_paths(stack: str, platform: Platform, paths: Sequence[Path], *, allow_unknown: bool = False) -> Report:
+def check_paths(
+    stack: str,
+    platform: Platform,
+    paths: Sequence[Path],
+    *,
+    allow_unknown: bool = False,
+    workers: Mapping[str, Platform] | None = None,
+) -> Report:
+    """Every document of the paths; on a fleet manager (`workers`: its workers' platforms by name), a workload sent
+    through a dispatching queue is checked against each worker it may be sent to instead (`check_dispatched`)."""
     report = Report(stack, allow_unknown=allow_unknown)
     every: list[Document] = []
     for path in yaml_files(paths, report.skipped_paths):
         report.files.append(str(path))
         documents, unreadable = read_documents(path)
         report.findings += unreadable
-        check_documents(documents, platform, report)
-        every += documents
+        local = [d for d in documents if not workers or not check_dispatched(d, platform, workers, report)]
+        check_documents(local, platform, report)
+        every += local
     return check_across(every, platform, report)
+
+
+def check_dispatched(document: Document, manager: Platform, workers: Mapping[str, Platform], report: Report) -> bool:
+    """Whether the document goes to the workers (offline.checker.dispatch); if so it is checked against each of them
+    as it lands there: placed where it has no finding, its findings per worker where none can run it."""
+    manifest = document.manifest
+    if not isinstance(manifest, Mapping):
+        return False
+    targets = dispatch_targets(manager, queue_of(manifest))
+    if targets is None:
+        return False
+    queue, candidates = targets
+    seen = Document(document.file, document.index, as_worker_sees_it(manifest, queue))
+    found = {worker.name: check_documents([seen], workers[worker.name], Report(worker.name)) for worker in candidates}
+    runnable = [name for name, outcome in found.items() if not outcome.findings and outcome.checked]
+    report.checked += found[candidates[0].name].checked
+    where = f"{document.file}#{document.index}: {object_name(manifest)} via {queue_of(manifest)}"
+    if runnable:
+        report.placements.append(f"{where}: could run on {', '.join(runnable)}")
+        return True
+    report.placements.append(f"{where}: no worker can run it")
+    for name, outcome in found.items():
+        report.findings += [
+            replace(finding, problem=f"on worker {name}: {finding.problem}") for finding in outcome.findings
+        ]
+    return True
 
 
 def render_text(report: Report) -> str:
@@ -265,6 +304,8 @@ def render_text(report: Report) -> str:
             where = finding.path or ("(document)" if finding.check == KIND_CHECK else "(file)")
             lines.append(f"  {where}: {finding.problem} [{finding.check}]")
             lines.append(f"    fix: {finding.fix}")
+    for placement in report.placements:
+        lines.append(f"dispatched: {placement}")
     for document in report.not_checked:
         lines.append(f"not checked: {document}")
     for skipped in report.skipped_paths:
@@ -291,6 +332,7 @@ def render_json(report: Report) -> str:
             "notChecked": [document.as_json() for document in report.not_checked],
             "skippedPaths": report.skipped_paths,
             "findings": [finding.as_json() for finding in report.findings],
+            "placements": report.placements,
         },
         indent=2,
     )
@@ -329,16 +371,38 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+def stack_platform(stack: str, project_dir: Path) -> Platform:
+    return build_platform(load_settings(stack_settings_raw(load_stack_config(stack, project_dir))))
+
+
+def worker_platforms(platform: Platform, project_dir: Path) -> dict[str, Platform]:
+    """A fleet manager's workers, from their stack files beside its own (a worker `org/project/<stack>` is
+    `Pulumi.<stack>.yaml`); none for any other stack."""
+    platforms = {}
+    for index, worker in enumerate(platform.settings.fleet.workers):
+        stack = worker.stack.rsplit("/", 1)[-1]
+        try:
+            platforms[worker.name] = stack_platform(stack, project_dir)
+        except FileNotFoundError:
+            raise ConfigError(
+                f"fleet.workers[{index}].stack",
+                worker.stack,
+                f"has no stack file Pulumi.{stack}.yaml beside the manager's",
+            ) from None
+    return platforms
+
+
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     try:
-        platform = build_platform(load_settings(stack_settings_raw(load_stack_config(args.stack, args.project_dir))))
+        platform = stack_platform(args.stack, args.project_dir)
+        workers = worker_platforms(platform, args.project_dir)
     except (ConfigError, StackFileError) as error:
         if args.json:
             print(json.dumps({"stack": args.stack, "configurationRejected": str(error)}))
         else:
             print(f"configuration rejected, nothing checked:\n  {error}")
         return 2
-    report = check_paths(args.stack, platform, args.paths, allow_unknown=args.allow_unknown)
+    report = check_paths(args.stack, platform, args.paths, allow_unknown=args.allow_unknown, workers=workers)
     print(render_json(report) if args.json else render_text(report))
     return 1 if report.findings else 0

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import yaml
 
 from components.core.quantities import quantity_value
 from offline.__main__ import main
@@ -112,4 +113,25 @@ def test_a_worker_in_another_region_stops_the_managers_plan(tmp_path: Path) -> N
     assert (
         "aks-mlops:fleet.workers[0].region: 'eastus2' is not stack acme/aks-mlops/fleet-eus's region 'westus3'"
         in output
+    )
+
+
+def test_the_managers_reference_workloads_pin_the_job_to_each_region(
+    plans: tuple[Path, dict[str, tuple[int, str]]],
+) -> None:
+    out, _ = plans
+    workloads = out / "fleet-manager" / "workloads"
+    for region in WORKERS.values():
+        [job] = yaml.safe_load_all((workloads / "team-a" / f"job-checkpointed-{region}.yaml").read_text())
+        assert job["metadata"]["name"] == f"reference-checkpointed-{region}"
+        assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == f"default-{region}"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main(["check", "fleet-manager", str(workloads), "--project-dir", str(EXAMPLE), "--json"])
+    report = json.loads(stdout.getvalue())
+    assert code == 0 and report["findings"] == []
+    assert sorted(report["placements"]) == sorted(
+        f"{workloads / 'team-a' / f'job-checkpointed-{region}.yaml'}#1: Job/team-a/reference-checkpointed-{region} "
+        f"via default-{region}: could run on {name}"
+        for name, region in WORKERS.items()
     )
