@@ -34,6 +34,7 @@ from components.model.platform import Platform
 from components.model.teams import Team, TeamQueue
 from components.queueing.kueue import resource_groups
 from components.queueing.priorities import KUEUE_API
+from components.queueing.provisioning import admission_check
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 FLEET_FLAVOR = "fleet"
@@ -231,17 +232,7 @@ def multikueue_objects(platform: Platform) -> list[dict[str, Any]]:
                 "spec": {"clusters": clusters},
             }
         )
-        objects.append(
-            {
-                "apiVersion": KUEUE_API,
-                "kind": "AdmissionCheck",
-                "metadata": {"name": name},
-                "spec": {
-                    "controllerName": MULTIKUEUE_CONTROLLER,
-                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": name},
-                },
-            }
-        )
+        objects.append(admission_check(name, MULTIKUEUE_CONTROLLER, "MultiKueueConfig"))
     return objects
 
 

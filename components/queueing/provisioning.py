@@ -73,14 +73,16 @@ def provisioning_request_config(flavors: Mapping[str, GpuPoolFacts], kueue: Kueu
     }
 
 
-def admission_check() -> dict[str, Any]:
+def admission_check(name: str, controller: str, parameters_kind: str) -> dict[str, Any]:
+    """An AdmissionCheck run by `controller`, its parameters the Kueue object of `parameters_kind` of the same name
+    (the capacity check here, a fleet manager's MultiKueue checks: components.queueing.fleet)."""
     return {
         "apiVersion": KUEUE_API,
         "kind": "AdmissionCheck",
-        "metadata": {"name": CAPACITY_CHECK},
+        "metadata": {"name": name},
         "spec": {
-            "controllerName": PROVISIONING_CONTROLLER,
-            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": CAPACITY_CHECK},
+            "controllerName": controller,
+            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": parameters_kind, "name": name},
         },
     }
 
@@ -89,7 +91,10 @@ def provisioning_objects(flavors: Mapping[str, GpuPoolFacts], kueue: KueueSettin
     """The ProvisioningRequestConfig and the AdmissionCheck, or nothing when the stack does not use them."""
     if not kueue.provisioning_requests:
         return []
-    return [provisioning_request_config(flavors, kueue), admission_check()]
+    return [
+        provisioning_request_config(flavors, kueue),
+        admission_check(CAPACITY_CHECK, PROVISIONING_CONTROLLER, "ProvisioningRequestConfig"),
+    ]
 
 
 def admission_checks_strategy(gpu_flavors: Iterable[str], kueue: KueueSettings) -> dict[str, Any] | None:
