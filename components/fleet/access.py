@@ -21,15 +21,16 @@ from typing import Any
 
 import yaml
 
-from components.model.fleet import (
+from components.core.multikueue import (
     KUBECONFIG_KEY,
     MANAGER_NAMESPACE,
     MANAGER_READ_ROLE,
     MANAGER_SERVICE_ACCOUNT,
     MANAGER_WRITE_ROLE,
-    kubeconfig_secret,
-    token_secret,
+    SERVICE_ACCOUNT_ANNOTATION,
+    TOKEN_TYPE,
 )
+from components.model.fleet import kubeconfig_secret, token_secret
 from components.model.platform import Platform
 
 # (API group, resource) of each kind the platform dispatches; the Training Operator v1 kinds only where it runs.
@@ -38,7 +39,6 @@ DISPATCHED_V1 = (("kubeflow.org", "pytorchjobs"), ("kubeflow.org", "tfjobs"))
 KUEUE_GROUP = "kueue.x-k8s.io"
 READ_VERBS = ["get", "list", "watch"]
 RBAC_API = "rbac.authorization.k8s.io/v1"
-TOKEN_TYPE = "kubernetes.io/service-account-token"
 MANAGER_USER = "multikueue-manager"
 
 
@@ -133,7 +133,7 @@ def token_secret_object(generation: int) -> dict[str, Any]:
         "metadata": {
             "name": token_secret(generation),
             "namespace": MANAGER_NAMESPACE,
-            "annotations": {"kubernetes.io/service-account.name": MANAGER_SERVICE_ACCOUNT},
+            "annotations": {SERVICE_ACCOUNT_ANNOTATION: MANAGER_SERVICE_ACCOUNT},
         },
     }
 

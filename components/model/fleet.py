@@ -1,5 +1,6 @@
-"""What a fleet's manager and workers must agree on (docs/fleet.md), decided once: the manager's identity on each
-worker, its token Secrets, the kubeconfig key Kueue reads, and the region-pinned LocalQueue names.
+"""What a fleet's manager and workers must agree on (docs/fleet.md), decided once: the names of the manager's token
+Secrets and kubeconfig Secrets, and the region-pinned LocalQueue names (the names the policy pack also checks, the
+manager's ServiceAccount and roles, are in components.core.multikueue).
 
 Kueue's MultiKueue sends a job only to workers whose namespace and LocalQueue carry the manager's names
 (site/content/en/docs/tasks/manage/setup_multikueue.md at kubernetes-sigs/kueue v0.19.2), so a dispatching LocalQueue
@@ -8,18 +9,7 @@ Kueue's MultiKueue sends a job only to workers whose namespace and LocalQueue ca
 
 from __future__ import annotations
 
-from components.core.naming import KUEUE_NAMESPACE
-
-# The manager's ServiceAccount on each worker, in Kueue's namespace, and its two ClusterRoles: reading the
-# dispatched kinds cluster-wide (Kueue watches and lists them across namespaces), writing them only in the team
-# namespaces (bound there by RoleBindings).
-MANAGER_SERVICE_ACCOUNT = "multikueue-manager"
-MANAGER_READ_ROLE = "aks-mlops-multikueue-manager-read"
-MANAGER_WRITE_ROLE = "aks-mlops-multikueue-manager-write"
-MANAGER_NAMESPACE = KUEUE_NAMESPACE
-# The key of a MultiKueueCluster's kubeconfig Secret (apis/kueue/v1beta2/multikueue_types.go
-# `MultiKueueConfigSecretKey` at v0.19.2).
-KUBECONFIG_KEY = "kubeconfig"
+from components.core.multikueue import MANAGER_SERVICE_ACCOUNT
 
 
 def token_secret(generation: int) -> str:

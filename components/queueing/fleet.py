@@ -20,6 +20,7 @@ from typing import Any
 
 from components.config.fleet import FleetWorker
 from components.core.labels import TEAM_LABEL, namespace_selector
+from components.core.multikueue import MULTIKUEUE_CONTROLLER
 from components.core.quantities import quantity_value
 from components.core.versions import KUEUE
 from components.model.fleet import (
@@ -36,7 +37,6 @@ from components.queueing.kueue import resource_groups
 from components.queueing.priorities import KUEUE_API
 from components.queueing.provisioning import admission_check
 
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 FLEET_FLAVOR = "fleet"
 # Kueue's MultiKueue settings on a manager: its defaults at v0.19.2 (apis/config/v1beta2/defaults.go), written out so a
 # Kueue upgrade that changes one shows in the diff. AllAtOnce copies a workload to every worker of its

@@ -1,13 +1,13 @@
 """The rules of the aks-mlops policy pack, importable without starting the policy server.
 
 One module per domain: `cluster` (AKS hardening), `pools` (GPU, Spot and inference node pools), `images` (pinned
-images), `gpu` (GPU software, MIG, DCGM), `queueing` (Kueue flavors, quotas, admission checks), `integrations`
-(Kueue's install and job integrations), `topology` (topology-aware admission), `network` (RDMA and the memlock
-limit), `teams` (team namespaces, priorities, checkpoints), `monitoring` (alerts on scraped metrics), `serving`
-(InferenceServices and KServe's install), `prod` (prod-only rules) and `protection` (prod's audit trail, soft delete
-and versioning, and AKS backup); `props` and `resources` hold the helpers that
-read resources, `drivers` which driver the GPU Operator gives each pool, `unknowns` how a rule decides what it can
-when a value is unknown at preview.
+images), `gpu` (GPU software, MIG, DCGM), `queueing` (Kueue flavors, quotas, admission checks), `integrations` (Kueue's
+install and job integrations), `topology` (topology-aware admission), `network` (RDMA and the memlock limit), `teams`
+(team namespaces, priorities, checkpoints), `monitoring` (alerts on scraped metrics), `serving` (InferenceServices and
+KServe's install), `prod` (prod-only rules), `protection` (prod's audit trail, soft delete and versioning, and AKS
+backup) and `fleet` (a MultiKueue fleet's grant, credentials and wiring); `props` and `resources` hold the helpers that
+read resources, `drivers` which driver the GPU Operator gives each pool, `unknowns` how a rule decides what it can when
+a value is unknown at preview.
 
 The rules read resources as the analyzer hands them over (pulumi-policy's `Analyze` and `AnalyzeStack`): properties
 behind read-only `Mapping` and `Sequence` proxies, never dicts and lists, and values unknown at preview that raise when
@@ -34,6 +34,7 @@ from pulumi_policy import EnforcementLevel  # noqa: E402
 
 from aks_mlops_policies import (  # noqa: E402
     cluster,
+    fleet,
     gpu,
     images,
     integrations,
@@ -62,6 +63,7 @@ ALL_POLICIES = [
     *serving.POLICIES,
     *prod.POLICIES,
     *protection.POLICIES,
+    *fleet.POLICIES,
 ]
 
 # The pack as policies/__main__.py hands it to `PolicyPack` (and the offline plan to the same analyzer): its name and

@@ -8,7 +8,6 @@ error for a worker that does not match."""
 from __future__ import annotations
 
 from decimal import Decimal
-from functools import cache
 from typing import Any
 
 import pytest
@@ -18,42 +17,14 @@ from components.core.quantities import quantity_value
 from offline.harness.engine import ProgramRun, run_stack
 from offline.harness.fake_azure import FakeAzure
 from offline.stacks import load_stack_config
+from tests.support.fleet import REGIONS, manager_run, outputs_by_stack, worker_runs, workers
 from tests.support.kueue import all_errors
 
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2"
-# The stack's own region (Pulumi.<stack>.yaml `location`) and a second one for the other worker.
-REGIONS = {"dev": ("westeurope", "northeurope"), "prod": ("eastus2", "westus3")}
 
 
 def test_the_home_worker_is_in_the_stacks_own_region(stack: str) -> None:
     assert load_stack_config(stack)["aks-mlops:location"] == REGIONS[stack][0]
-
-
-def workers(stack: str) -> list[dict[str, str]]:
-    home, away = REGIONS[stack]
-    return [
-        {"name": "home", "stack": f"acme/aks-mlops/{stack}-home", "region": home},
-        {"name": "away", "stack": f"acme/aks-mlops/{stack}-away", "region": away},
-    ]
-
-
-@cache
-def worker_runs(stack: str) -> dict[str, ProgramRun]:
-    away = REGIONS[stack][1]
-    return {
-        "home": run_stack(stack, {"fleet": {"role": "worker"}}),
-        "away": run_stack(stack, {"fleet": {"role": "worker"}, "location": away}),
-    }
-
-
-def outputs_by_stack(stack: str, runs: dict[str, ProgramRun]) -> dict[str, dict[str, Any]]:
-    return {f"acme/aks-mlops/{stack}-{name}": run.outputs for name, run in runs.items()}
-
-
-@cache
-def manager_run(stack: str) -> ProgramRun:
-    azure = FakeAzure(stack_outputs=outputs_by_stack(stack, worker_runs(stack)))
-    return run_stack(stack, {"fleet": {"role": "manager", "workers": workers(stack)}}, azure=azure)
 
 
 @pytest.fixture(params=["dev", "prod"])

@@ -7,13 +7,13 @@ stack has none of it."""
 from __future__ import annotations
 
 import base64
-from functools import cache
 
 import pytest
 import yaml
 
 from components.fleet.access import manager_kubeconfig
-from offline.harness.engine import ProgramRun, run_stack
+from offline.harness.engine import ProgramRun
+from tests.support.fleet import worker_run
 from tests.support.kueue import all_errors
 
 # Each stack's region and team namespaces (Pulumi.<stack>.yaml).
@@ -29,11 +29,6 @@ KINDS = [
     ("kubeflow.org", "tfjobs"),
 ]
 ACCOUNT = {"kind": "ServiceAccount", "name": "multikueue-manager", "namespace": "kueue-system"}
-
-
-@cache
-def worker_run(stack: str) -> ProgramRun:
-    return run_stack(stack, {"fleet": {"role": "worker", "credentialGeneration": 3}})
 
 
 @pytest.fixture(params=["dev", "prod"])

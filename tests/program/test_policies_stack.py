@@ -21,8 +21,10 @@ from offline.harness.engine import ProgramRun
 from offline.plan.policy import check, load_policy_config, mandatory
 from offline.plan.write import storage_account_name
 from offline.stacks import load_stack_config, stack_settings_raw
+from tests.support import fleet
 from tests.support.policy import (
     ADVISORY_RULE,
+    FLEET_CASES,
     GUARDRAIL_CASES,
     INFERENCE_SERVICE,
     INTEGRATION_CASES,
@@ -505,6 +507,7 @@ STACK_RULE_CASES = (
     *TOPOLOGY_QUEUES_CASES,
     *SERVING_STACK_CASES,
     *PRIVATE_ENDPOINT_CASES,
+    *FLEET_CASES,
 )
 
 
@@ -527,7 +530,7 @@ def test_violating_stack_names_the_offender(case: Case, stack_runs: dict[str, Pr
 def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
     stack_cases = [*STACK_RULE_CASES, *GUARDRAIL_CASES, *PROVISIONING_CASES, *INTEGRATION_CASES]
     cases = [*RESOURCE_AND_PROD_CASES, *stack_cases]
-    assert len(ALL_POLICIES) == len(POLICIES) == 52, "policy names must be unique"
+    assert len(ALL_POLICIES) == len(POLICIES) == 56, "policy names must be unique"
     assert {case.policy for case in cases} <= set(POLICIES), "a case names an unknown policy"
     for name in POLICIES:
         compliant = [c for c in cases if c.policy == name and c.expected is None and not c.marks]
@@ -540,6 +543,12 @@ def test_every_policy_has_a_compliant_and_a_violating_case() -> None:
 
 def test_real_stacks_pass_the_whole_pack(stack: str, stack_runs: dict[str, ProgramRun]) -> None:
     assert check(stack_runs[stack], load_policy_config(stack)) == []
+
+
+@pytest.mark.parametrize("role", ["worker", "manager"])
+def test_real_stacks_made_fleet_members_pass_the_whole_pack(stack: str, role: str) -> None:
+    run = fleet.worker_run(stack) if role == "worker" else fleet.manager_run(stack)
+    assert check(run, load_policy_config(stack)) == []
 
 
 # The pack's rules that read InferenceServices.

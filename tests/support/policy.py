@@ -12,10 +12,12 @@ pack's coverage test counts it together with the stack rules' cases. So do the c
 stack rule (`GUARDRAIL_CASES`), which the admission program tests run, and of the capacity-aware admission rule
 (`PROVISIONING_CASES`), which tests/program/test_provisioning_program.py runs, and of the rule tying Kueue's
 integrations to the job controllers installed (`INTEGRATION_CASES`), which tests/program/test_training_program.py runs.
+The fleet rules' cases (`FLEET_CASES`) start from the stacks made a fleet worker or manager (tests.support.fleet).
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 from collections.abc import Callable
@@ -30,6 +32,7 @@ from pulumi_policy import ResourceValidationPolicy
 from offline.harness.engine import CapturedResource, ProgramRun, run_stack
 from offline.plan.policy import analyze, load_policy_config
 from offline.stacks import load_stack_config
+from tests.support import fleet
 from tests.support.kueue import topology_aware_pools
 
 POLICIES = {policy.name: policy for policy in ALL_POLICIES}
@@ -1693,5 +1696,300 @@ SERVING_STACK_CASES = [
         "the Gateway API CRDs, without whose HTTPRoute KServe v0.20.0's controller exits at start in Gateway API mode: "
         "the first `up` could start KServe before it; add depends_on",
         "not-after-gateway",
+    ),
+]
+
+# --- a MultiKueue fleet: the worker's grant and token, the manager's credentials and wiring -------------------------
+# The cases start from the stack made a worker or a manager as in the fleet program tests (tests.support.fleet);
+# the standalone stacks have none of the objects, so each rule is silent there.
+
+GRANT_NARROW = "fleet-worker-grant-narrow"
+TOKEN_PRESENT = "fleet-worker-token-present"
+CREDENTIALS_PRESENT = "fleet-manager-credentials-present"
+DISPATCH_WIRED = "fleet-manager-dispatch-wired"
+MANAGER_ACCOUNT = "ServiceAccount kueue-system/multikueue-manager"
+READ_ROLE = "fleet-worker-clusterrole-aks-mlops-multikueue-manager-read"
+WRITE_ROLE = "fleet-worker-clusterrole-aks-mlops-multikueue-manager-write"
+READ_BINDING = "fleet-worker-clusterrolebinding-aks-mlops-multikueue-manager-read"
+TEAM_A_WRITE_BINDING = "fleet-worker-rolebinding-team-a-aks-mlops-multikueue-manager-write"
+TOKENS = ("fleet-worker-secret-multikueue-manager-token-2", "fleet-worker-secret-multikueue-manager-token-3")
+NO_TOKEN = (
+    "ServiceAccount kueue-system/multikueue-manager has no token: no Secret of type "
+    "kubernetes.io/service-account-token in kueue-system is annotated kubernetes.io/service-account.name: "
+    "multikueue-manager, so the manager's kubeconfig carries no credential and MultiKueue cannot reach this worker: "
+    "create one (fleet.credentialGeneration)"
+)
+HOME_SECRET = "fleet-manager-secret-home"
+HOME_CLUSTER = "queueing-multikueuecluster-home"
+REFUSED = "Secret kueue-system/multikueue-home of MultiKueueCluster home holds a kubeconfig Kueue refuses"
+INACTIVE_CHECK = "which is no MultiKueueConfig of this stack; the check stays inactive and its queues admit nothing"
+
+
+def as_worker(stack_name: str) -> Mutation:
+    """Replace the stack's resources by those of the stack made a fleet worker."""
+
+    def mutate(stack: PolicyStack) -> None:
+        stack.replace_with(fleet.worker_run(stack_name))
+
+    return mutate
+
+
+def as_manager(stack_name: str) -> Mutation:
+    """Replace the stack's resources by those of the stack made the manager of two workers."""
+
+    def mutate(stack: PolicyStack) -> None:
+        stack.replace_with(fleet.manager_run(stack_name))
+
+    return mutate
+
+
+def home_kubeconfig(change: Callable[[dict[str, Any]], object]) -> Mutation:
+    """Rewrite the kubeconfig in the manager's Secret for worker `home`."""
+
+    def mutate(stack: PolicyStack) -> None:
+        data = stack.named(HOME_SECRET).inputs["stringData"]
+        document = yaml.safe_load(data["kubeconfig"])
+        change(document)
+        data["kubeconfig"] = yaml.safe_dump(document, sort_keys=False)
+
+    return mutate
+
+
+def as_data(stack: PolicyStack) -> None:
+    """The home Secret's kubeconfig under `data`, base64-encoded, rather than under `stringData`."""
+    inputs = stack.named(HOME_SECRET).inputs
+    inputs["data"] = {"kubeconfig": base64.b64encode(inputs.pop("stringData")["kubeconfig"].encode()).decode()}
+
+
+def with_provisioning_check(stack: PolicyStack) -> None:
+    """prod's ProvisioningRequest AdmissionCheck (kueue.provisioningRequests on), added to the manager."""
+    stack.add(copy.deepcopy(provisioning_run("prod").named(CAPACITY_CHECK)))
+
+
+FLEET_CASES = [
+    ok(GRANT_NARROW, "dev"),
+    ok(GRANT_NARROW, "prod"),
+    ok(GRANT_NARROW, "dev", as_worker("dev"), "worker"),
+    ok(GRANT_NARROW, "prod", as_worker("prod"), "worker"),
+    bad(
+        GRANT_NARROW,
+        "prod",
+        combine(as_worker("prod"), setting(READ_BINDING, "roleRef.name", "aks-mlops-multikueue-manager-write")),
+        f"ClusterRoleBinding aks-mlops-multikueue-manager-read binds {MANAGER_ACCOUNT} to ClusterRole "
+        "aks-mlops-multikueue-manager-write, which grants create, delete, patch, update: cluster-wide the manager "
+        "may only get, list and watch; bind writing with RoleBindings in the team namespaces",
+        "write-cluster-wide",
+    ),
+    bad(
+        GRANT_NARROW,
+        "dev",
+        combine(as_worker("dev"), setting(READ_BINDING, "roleRef.name", "cluster-admin")),
+        f"ClusterRoleBinding aks-mlops-multikueue-manager-read binds {MANAGER_ACCOUNT} to ClusterRole cluster-admin, "
+        "which is no ClusterRole of this stack, so its rights cannot be checked: bind the manager only to roles the "
+        "stack defines",
+        "built-in-role",
+    ),
+    bad(
+        GRANT_NARROW,
+        "dev",
+        combine(as_worker("dev"), setting(READ_ROLE, "rules.0.resources", ["jobs", "secrets"])),
+        f"ClusterRole aks-mlops-multikueue-manager-read, bound to {MANAGER_ACCOUNT}, grants secrets (rule 0); the "
+        "manager needs only the dispatched kinds and Kueue's Workloads and queues: name those resources and verbs",
+        "secrets",
+    ),
+    bad(
+        GRANT_NARROW,
+        "prod",
+        combine(as_worker("prod"), setting(WRITE_ROLE, "rules.1.resources", ["pods/exec"])),
+        f"ClusterRole aks-mlops-multikueue-manager-write, bound to {MANAGER_ACCOUNT}, grants pods/exec (rule 1)",
+        "pods",
+    ),
+    # Bound in both of prod's team namespaces, the role is reported once.
+    bad(
+        GRANT_NARROW,
+        "prod",
+        combine(as_worker("prod"), setting(WRITE_ROLE, "rules.0.verbs", ["*"])),
+        f"ClusterRole aks-mlops-multikueue-manager-write, bound to {MANAGER_ACCOUNT}, grants verbs * (rule 0)",
+        "every-verb",
+    ),
+    bad(
+        GRANT_NARROW,
+        "dev",
+        combine(as_worker("dev"), setting(READ_ROLE, "rules.4.resources", ["*"])),
+        f"ClusterRole aks-mlops-multikueue-manager-read, bound to {MANAGER_ACCOUNT}, grants * (rule 4)",
+        "every-resource",
+    ),
+    bad(
+        GRANT_NARROW,
+        "dev",
+        combine(as_worker("dev"), setting(TEAM_A_WRITE_BINDING, "metadata.namespace", "kube-system")),
+        f"RoleBinding kube-system/aks-mlops-multikueue-manager-write binds {MANAGER_ACCOUNT} in namespace "
+        "kube-system, which is no team namespace (labelled team); the manager may write only where the teams' quota "
+        "and admission guardrails apply: remove the binding",
+        "outside-team-namespaces",
+    ),
+    ok(TOKEN_PRESENT, "dev"),
+    ok(TOKEN_PRESENT, "prod"),
+    ok(TOKEN_PRESENT, "dev", as_worker("dev"), "worker"),
+    ok(TOKEN_PRESENT, "prod", as_worker("prod"), "worker"),
+    ok(TOKEN_PRESENT, "prod", combine(as_worker("prod"), lambda stack: stack.remove(TOKENS[0])), "one-generation"),
+    bad(TOKEN_PRESENT, "dev", combine(as_worker("dev"), *(setting(t, "type", DELETE) for t in TOKENS)), NO_TOKEN),
+    bad(
+        TOKEN_PRESENT,
+        "prod",
+        combine(
+            as_worker("prod"),
+            lambda stack: stack.remove(TOKENS[0]),
+            setting(TOKENS[1], "metadata.annotations", {"kubernetes.io/service-account.name": "default"}),
+        ),
+        NO_TOKEN,
+        "other-account",
+    ),
+    bad(
+        TOKEN_PRESENT,
+        "dev",
+        combine(as_worker("dev"), *(setting(t, "metadata.namespace", "team-a") for t in TOKENS)),
+        NO_TOKEN,
+        "other-namespace",
+    ),
+    ok(CREDENTIALS_PRESENT, "dev"),
+    ok(CREDENTIALS_PRESENT, "prod"),
+    ok(CREDENTIALS_PRESENT, "dev", as_manager("dev"), "manager"),
+    ok(CREDENTIALS_PRESENT, "prod", as_manager("prod"), "manager"),
+    ok(CREDENTIALS_PRESENT, "prod", combine(as_manager("prod"), as_data), "base64-data"),
+    bad(
+        CREDENTIALS_PRESENT,
+        "dev",
+        combine(as_manager("dev"), setting(HOME_CLUSTER, "spec.clusterSource.kubeConfig.locationType", "Path")),
+        "MultiKueueCluster home reads its kubeconfig from Path 'multikueue-home', not from a Secret; the manager's "
+        "credential for the worker must be a Secret the stack creates in kueue-system",
+        "path",
+    ),
+    bad(
+        CREDENTIALS_PRESENT,
+        "prod",
+        combine(as_manager("prod"), lambda stack: stack.remove("fleet-manager-secret-away")),
+        "MultiKueueCluster away names Secret 'multikueue-away', which is no Secret of this stack in kueue-system; "
+        "Kueue cannot connect to the worker: create it with the worker's kubeconfig under key kubeconfig",
+        "no-secret",
+    ),
+    bad(
+        CREDENTIALS_PRESENT,
+        "dev",
+        combine(as_manager("dev"), setting(HOME_SECRET, "metadata.namespace", "default")),
+        "MultiKueueCluster home names Secret 'multikueue-home', which is no Secret of this stack in kueue-system",
+        "secret-elsewhere",
+    ),
+    bad(
+        CREDENTIALS_PRESENT,
+        "prod",
+        combine(as_manager("prod"), setting(HOME_SECRET, "stringData", {"config": "apiVersion: v1"})),
+        "Secret kueue-system/multikueue-home of MultiKueueCluster home has no key kubeconfig",
+        "no-key",
+    ),
+    bad(
+        CREDENTIALS_PRESENT,
+        "prod",
+        combine(
+            as_manager("prod"),
+            home_kubeconfig(lambda config: config["users"][0]["user"].update(exec={"command": "kubelogin"})),
+        ),
+        f"{REFUSED} (user multikueue-manager: exec); use a ServiceAccount token inline and the cluster's CA data",
+        "exec",
+    ),
+    bad(
+        CREDENTIALS_PRESENT,
+        "dev",
+        combine(
+            as_manager("dev"),
+            home_kubeconfig(
+                lambda config: (
+                    config["users"][0]["user"].update({"tokenFile": "/var/token", "auth-provider": {"name": "azure"}}),
+                    config["clusters"][0]["cluster"].update({"insecure-skip-tls-verify": True}),
+                )
+            ),
+            as_data,
+        ),
+        f"{REFUSED} (user multikueue-manager: tokenFile; user multikueue-manager: auth-provider; cluster "
+        "aks-mlops-dev: insecure-skip-tls-verify)",
+        "token-file-auth-provider-insecure",
+    ),
+    ok(DISPATCH_WIRED, "dev"),
+    ok(DISPATCH_WIRED, "prod"),
+    ok(DISPATCH_WIRED, "dev", as_manager("dev"), "manager"),
+    ok(DISPATCH_WIRED, "prod", as_manager("prod"), "manager"),
+    bad(
+        DISPATCH_WIRED,
+        "dev",
+        combine(
+            as_manager("dev"),
+            setting("queueing-admissioncheck-multikueue-fleet", "spec.parameters.name", "multikueue-nowhere"),
+        ),
+        f"MultiKueue AdmissionCheck multikueue-fleet points at MultiKueueConfig 'multikueue-nowhere', {INACTIVE_CHECK}",
+        "unknown-config",
+    ),
+    bad(
+        DISPATCH_WIRED,
+        "prod",
+        combine(as_manager("prod"), lambda stack: stack.remove("queueing-multikueueconfig-multikueue-westus3")),
+        f"MultiKueue AdmissionCheck multikueue-westus3 points at MultiKueueConfig 'multikueue-westus3', "
+        f"{INACTIVE_CHECK}: point it at the MultiKueueConfig of its workers",
+        "config-missing",
+    ),
+    # The away worker is listed by its region's config and by the any-region one.
+    bad(
+        DISPATCH_WIRED,
+        "dev",
+        combine(as_manager("dev"), lambda stack: stack.remove("queueing-multikueuecluster-away")),
+        "MultiKueueConfig multikueue-fleet lists cluster away, which is no MultiKueueCluster of this stack; nothing "
+        "is dispatched there: create it or drop the name",
+        "cluster-missing",
+        count=2,
+    ),
+    bad(
+        DISPATCH_WIRED,
+        "prod",
+        combine(
+            as_manager("prod"),
+            setting(
+                "queueing-clusterqueue-team-a-fleet",
+                "spec.admissionChecksStrategy.admissionChecks",
+                [{"name": "multikueue-fleet"}, {"name": "multikueue-eastus2"}],
+            ),
+        ),
+        "ClusterQueue team-a-fleet names 2 MultiKueue checks (multikueue-fleet, multikueue-eastus2); Kueue keeps it "
+        "inactive: name one",
+        "two-checks",
+    ),
+    bad(
+        DISPATCH_WIRED,
+        "dev",
+        combine(
+            as_manager("dev"),
+            setting(
+                "queueing-clusterqueue-team-a-westeurope",
+                "spec.admissionChecksStrategy.admissionChecks.0.onFlavors",
+                ["fleet"],
+            ),
+        ),
+        "ClusterQueue team-a-westeurope runs MultiKueue check multikueue-westeurope on some flavors (onFlavors); "
+        "Kueue keeps it inactive: run it for all flavors",
+        "on-flavors",
+    ),
+    bad(
+        DISPATCH_WIRED,
+        "prod",
+        combine(
+            as_manager("prod"),
+            with_provisioning_check,
+            setting(
+                "queueing-clusterqueue-team-b-fleet",
+                "spec.admissionChecksStrategy.admissionChecks",
+                [{"name": "multikueue-fleet"}, {"name": "gpu-capacity"}],
+            ),
+        ),
+        "ClusterQueue team-b-fleet names ProvisioningRequest check gpu-capacity beside MultiKueue; Kueue keeps it "
+        "inactive: leave capacity-aware admission to the workers' own queues",
+        "beside-provisioning",
     ),
 ]
