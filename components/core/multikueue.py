@@ -25,3 +25,15 @@ KUBECONFIG_KEY = "kubeconfig"
 # The controllerName of a MultiKueue AdmissionCheck (apis/kueue/v1beta2/multikueue_types.go
 # `MultiKueueControllerName` at v0.19.2).
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+
+
+# The kinds a fleet dispatches to its workers, (API group, resource, kind): those with a MultiKueue adapter at v0.19.2
+# (`MultiKueueAdapter` in pkg/controller/jobs/job, jobset, trainjob and kubeflow/jobs) that the platform runs; the
+# Training Operator v1's only where the stack runs it. Not dispatched: bare Pods and Deployments (the worker's
+# grant has no Pods: serving stays on its cluster), InferenceServices (no Kueue integration) and CronJobs.
+DISPATCHED = (
+    ("batch", "jobs", "Job"),
+    ("jobset.x-k8s.io", "jobsets", "JobSet"),
+    ("trainer.kubeflow.org", "trainjobs", "TrainJob"),
+)
+DISPATCHED_V1 = (("kubeflow.org", "pytorchjobs", "PyTorchJob"), ("kubeflow.org", "tfjobs", "TFJob"))

@@ -22,6 +22,8 @@ from typing import Any
 import yaml
 
 from components.core.multikueue import (
+    DISPATCHED,
+    DISPATCHED_V1,
     KUBECONFIG_KEY,
     MANAGER_NAMESPACE,
     MANAGER_READ_ROLE,
@@ -33,9 +35,6 @@ from components.core.multikueue import (
 from components.model.fleet import kubeconfig_secret, token_secret
 from components.model.platform import Platform
 
-# (API group, resource) of each kind the platform dispatches; the Training Operator v1 kinds only where it runs.
-DISPATCHED = (("batch", "jobs"), ("jobset.x-k8s.io", "jobsets"), ("trainer.kubeflow.org", "trainjobs"))
-DISPATCHED_V1 = (("kubeflow.org", "pytorchjobs"), ("kubeflow.org", "tfjobs"))
 KUEUE_GROUP = "kueue.x-k8s.io"
 READ_VERBS = ["get", "list", "watch"]
 RBAC_API = "rbac.authorization.k8s.io/v1"
@@ -43,7 +42,8 @@ MANAGER_USER = "multikueue-manager"
 
 
 def _kinds(platform: Platform) -> list[tuple[str, str]]:
-    return [*DISPATCHED, *(DISPATCHED_V1 if platform.settings.training_operator_v1 else ())]
+    kinds = [*DISPATCHED, *(DISPATCHED_V1 if platform.settings.training_operator_v1 else ())]
+    return [(group, resource) for group, resource, _ in kinds]
 
 
 def read_rules(platform: Platform) -> list[dict[str, Any]]:

@@ -31,11 +31,12 @@ import yaml
 
 from components.config.errors import ConfigError
 from components.config.loader import load_settings
+from components.core.labels import QUEUE_NAME_LABEL
 from components.model.platform import Platform, build_platform
-from offline.checker.dispatch import as_worker_sees_it, dispatch_targets, queue_of
+from offline.checker.dispatch import DISPATCH_CHECK, as_worker_sees_it, dispatch_targets, queue_of, undispatched_kind
 from offline.checker.kinds import CHECK as KIND_CHECK
 from offline.checker.kinds import document_object, unread
-from offline.checker.normalize import NORMALIZERS, normalize, object_name
+from offline.checker.normalize import NORMALIZERS, label_path, normalize, object_name
 from offline.checker.references import reference_problems
 from offline.checker.routes import ROUTE_KIND, is_route, route_problems
 from offline.checker.rules import problems
@@ -277,6 +278,21 @@ def check_dispatched(document: Document, manager: Platform, workers: Mapping[str
     if targets is None:
         return False
     queue, candidates = targets
+    refused = undispatched_kind(manager, manifest)
+    if refused is not None:
+        report.checked.append(f"{document.file}#{document.index}: {object_name(manifest)}")
+        report.findings.append(
+            Finding(
+                document.file,
+                document.index,
+                object_name(manifest),
+                label_path("metadata.labels", QUEUE_NAME_LABEL),
+                refused,
+                f"set {label_path('metadata.labels', QUEUE_NAME_LABEL)} to {queue}",
+                DISPATCH_CHECK,
+            )
+        )
+        return True
     seen = Document(document.file, document.index, as_worker_sees_it(manifest, queue))
     found = {worker.name: check_documents([seen], workers[worker.name], Report(worker.name)) for worker in candidates}
     runnable = [name for name, outcome in found.items() if not outcome.findings and outcome.checked]

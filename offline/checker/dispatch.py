@@ -10,8 +10,12 @@ from typing import Any
 
 from components.config.fleet import FleetWorker
 from components.core.labels import QUEUE_NAME_LABEL
+from components.core.multikueue import DISPATCHED, DISPATCHED_V1
 from components.model.fleet import ANY_REGION, regional_queue
 from components.model.platform import Platform
+
+# The check name of a workload sent through a dispatching queue that the fleet does not dispatch.
+DISPATCH_CHECK = "fleet-dispatch"
 
 
 def dispatch_targets(platform: Platform, queue: str | None) -> tuple[str, tuple[FleetWorker, ...]] | None:
@@ -43,3 +47,14 @@ def as_worker_sees_it(manifest: Mapping[str, Any], queue: str) -> dict[str, Any]
     copied: dict[str, Any] = copy.deepcopy(dict(manifest))
     copied["metadata"]["labels"][QUEUE_NAME_LABEL] = queue
     return copied
+
+
+def undispatched_kind(platform: Platform, manifest: Mapping[str, Any]) -> str | None:
+    """Why the object cannot go through a dispatching queue, or None: only the kinds the fleet dispatches can
+    (components.core.multikueue.DISPATCHED; the Training Operator v1's where the manager runs it)."""
+    kinds = [*DISPATCHED, *(DISPATCHED_V1 if platform.settings.training_operator_v1 else ())]
+    api, kind = str(manifest.get("apiVersion", "")), manifest.get("kind")
+    if any(api.split("/")[0] == group and kind == name for group, _, name in kinds):
+        return None
+    allowed = ", ".join(name for _, _, name in kinds)
+    return f"a {kind} is not sent to the workers (the fleet dispatches {allowed}); it stays on the manager"

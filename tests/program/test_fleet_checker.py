@@ -98,3 +98,24 @@ def test_a_worker_without_a_stack_file_stops_the_check(tmp_path: Path) -> None:
         "aks-mlops:fleet.workers[0].stack: 'acme/aks-mlops/fleet-eus' has no stack file Pulumi.fleet-eus.yaml beside "
         "the manager's"
     ) in output
+
+
+def test_a_kind_the_fleet_does_not_dispatch_is_refused_on_a_dispatching_queue(tmp_path: Path) -> None:
+    # A bare Pod from the reference Job's template: the workers grant the manager no Pods, so it cannot be sent.
+    template = reference_job(tmp_path.parent / "reference")["spec"]["template"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "bare", "namespace": "team-a", "labels": {QUEUE: "default-fleet"}},
+        "spec": {**template["spec"], "restartPolicy": "Never"},
+    }
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(pod))
+    code, report = check(path)
+    assert code == 1 and report["placements"] == []
+    [refused] = [finding for finding in report["findings"] if finding["check"] == "fleet-dispatch"]
+    # The example's stacks do not run the Training Operator v1: its kinds are not among those dispatched.
+    assert refused["problem"] == (
+        "a Pod is not sent to the workers (the fleet dispatches Job, JobSet, TrainJob); it stays on the manager"
+    )
+    assert refused["fix"] == f"set metadata.labels['{QUEUE}'] to default"
