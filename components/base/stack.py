@@ -78,6 +78,7 @@ def fleet_references(platform: Platform) -> FleetReferences:
         for worker in platform.settings.fleet.workers
     }
     return FleetReferences(
-        {name: reference.require_output("fleet") for name, reference in references.items()},
+        # Read without requiring it: a stack that exports none is no worker, which the fleet check says by name.
+        {name: reference.get_output("fleet") for name, reference in references.items()},
         {name: reference.require_output("fleetKubeconfig") for name, reference in references.items()},
     )

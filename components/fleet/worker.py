@@ -43,16 +43,13 @@ class FleetWorkerAccess(PlatformComponent):
     def __init__(self, name: str, args: FleetWorkerAccessArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, opts)
         after = self.child(provider=args.provider, depends_on=[args.kueue_release, *args.team_namespaces])
-        current_name = token_secret(args.platform.settings.fleet.credential_generation)
-        current: pulumi.CustomResource | None = None
+        created: dict[tuple[str, str], pulumi.CustomResource] = {}
         for manifest in access_objects(args.platform):
             metadata = manifest["metadata"]
             where = f"{metadata['namespace']}-" if manifest["kind"] == "RoleBinding" else ""
-            created = apply_manifest(f"{name}-{manifest['kind'].lower()}-{where}{metadata['name']}", manifest, after)
-            if manifest["kind"] == "Secret" and metadata["name"] == current_name:
-                current = created
-        if current is None:
-            raise ValueError(f"{name}: no token Secret {current_name}")
+            resource = apply_manifest(f"{name}-{manifest['kind'].lower()}-{where}{metadata['name']}", manifest, after)
+            created[(manifest["kind"], metadata["name"])] = resource
+        current = created[("Secret", token_secret(args.platform.settings.fleet.credential_generation))]
         live = k8s.core.v1.Secret.get(
             f"{name}-current-token",
             current.id,

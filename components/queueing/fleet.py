@@ -101,13 +101,17 @@ class FleetMismatchError(ValueError):
     """A worker that does not match its manager: the message names the manager's `fleet.workers[i]` key."""
 
 
-def check_offers(platform: Platform, offers: Mapping[str, Mapping[str, Any]]) -> None:
+def check_offers(platform: Platform, offers: Mapping[str, Mapping[str, Any] | None]) -> None:
     """The fleet as a whole, against each worker's offer: its region as the manager lists it, the manager's Kueue
     version, and every team of the manager with its namespace and queues, dispatching names included (MultiKueue
     creates a job in the namespace and LocalQueue of the manager's: setup_multikueue.md at v0.19.2)."""
     for index, worker in enumerate(platform.settings.fleet.workers):
         key = f"aks-mlops:fleet.workers[{index}]"
-        offer = offers[worker.name]
+        offer = offers.get(worker.name)
+        if offer is None:
+            raise FleetMismatchError(
+                f"{key}.stack: stack {worker.stack} exports no `fleet` output; is it a worker (fleet.role: worker)?"
+            )
         if offer["region"] != worker.region:
             raise FleetMismatchError(
                 f"{key}.region: {worker.region!r} is not stack {worker.stack}'s region {offer['region']!r}"

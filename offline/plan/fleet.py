@@ -13,7 +13,7 @@ from typing import Any
 from components.config.fleet import FleetWorker
 from components.config.loader import load_settings
 from components.core.quantities import quantity_value
-from components.model.fleet import ANY_REGION
+from components.model.fleet import ANY_REGION, regional_queue
 from components.model.platform import Platform, build_platform
 from components.queueing.fleet import quantity_text
 from offline.harness.engine import ProgramRun, run_stack
@@ -66,7 +66,7 @@ def fleet_summary(run: ProgramRun, platform: Platform, plans: list[WorkerPlan]) 
         for queue in team.queues:
             cohort: dict[str, Decimal] = {}
             for region in regions:
-                spec = queues[f"{queue.cluster_queue}-{region}"]["spec"]
+                spec = queues[regional_queue(queue.cluster_queue, region)]["spec"]
                 [flavor] = spec["resourceGroups"][0]["flavors"]
                 quota = {entry["name"]: quantity_value(entry["nominalQuota"]) for entry in flavor["resources"]}
                 if region == ANY_REGION:
@@ -78,7 +78,7 @@ def fleet_summary(run: ProgramRun, platform: Platform, plans: list[WorkerPlan]) 
                         "region": region,
                         "workers": [plan.worker.name for plan in plans if region in (ANY_REGION, plan.worker.region)],
                         "team": team.name,
-                        "localQueue": f"{queue.local_queue}-{region}",
+                        "localQueue": regional_queue(queue.local_queue, region),
                         "quota": {name: quantity_text(value) for name, value in quota.items()},
                     }
                 )

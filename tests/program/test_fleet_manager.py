@@ -185,3 +185,33 @@ def test_a_worker_without_the_managers_team_stops_the_manager(stack: str) -> Non
     assert str(run.error) == (
         f"aks-mlops:fleet.workers[0]: stack acme/aks-mlops/{stack}-away has no team {first} in namespace {first}"
     )
+
+
+def test_a_worker_without_the_dispatching_queues_stops_the_manager(stack: str) -> None:
+    # A stack made worker takes `<queue>-fleet` and `<queue>-<region>`; one that lacks them was never made a worker.
+    def without_aliases(offer: dict[str, Any]) -> dict[str, Any]:
+        teams = [
+            {**team, "queues": [{**queue, "localQueues": [queue["name"]]} for queue in team["queues"]]}
+            for team in offer["teams"]
+        ]
+        return {**offer, "teams": teams}
+
+    run = mismatched(stack, without_aliases)
+    first = load_stack_config(stack)["aks-mlops:teams"][0]["name"]
+    away = REGIONS[stack][1]
+    assert str(run.error) == (
+        f"aks-mlops:fleet.workers[0]: stack acme/aks-mlops/{stack}-away lacks team {first}'s LocalQueues default, "
+        f"default-fleet, default-{away}; is it a worker (fleet.role: worker)?"
+    )
+
+
+def test_a_stack_that_exports_no_offer_stops_the_manager(stack: str) -> None:
+    outputs = outputs_by_stack(stack, worker_runs(stack))
+    away = f"acme/aks-mlops/{stack}-away"
+    outputs[away] = {key: value for key, value in outputs[away].items() if key != "fleet"}
+    fleet = {"role": "manager", "workers": workers(stack)}
+    run = run_stack(stack, {"fleet": fleet}, azure=FakeAzure(stack_outputs=outputs), raise_on_error=False)
+    assert str(run.error) == (
+        f"aks-mlops:fleet.workers[0].stack: stack {away} exports no `fleet` output; "
+        "is it a worker (fleet.role: worker)?"
+    )
