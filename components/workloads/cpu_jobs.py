@@ -31,7 +31,7 @@ from components.core.labels import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TEAM_
 from components.core.naming import CHECKPOINTS_CLAIM, DATASETS_CLAIM, LOCAL_QUEUE, TRAINING_PRIORITY
 from components.core.pool_facts import CpuPoolFacts
 from components.core.quantities import MIB, quantity_value
-from components.core.trainer import NON_RETRIABLE_EXIT_CODE, TRAINER_CONFIG_MAP
+from components.core.trainer import TRAINER_CONFIG_MAP
 from components.core.training_pods import CHECKPOINTS_MOUNT, DATASETS_MOUNT
 from components.model.platform import Platform
 from components.model.pods import NODE_SHARE
@@ -40,6 +40,7 @@ from components.workloads.reference import (
     BACKOFF_LIMIT,
     TTL_SECONDS_AFTER_FINISHED,
     deadline_seconds,
+    pod_failure_policy,
     trainer_arguments,
 )
 
@@ -129,19 +130,6 @@ def _pod_template(
     return template
 
 
-def _disruptions_ignored(fail_action: str) -> Manifest:
-    """Evictions, preemptions and drains do not count as failures; the non-retriable exit code ends at once."""
-    return {
-        "rules": [
-            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
-            {
-                "action": fail_action,
-                "onExitCodes": {"containerName": CONTAINER, "operator": "In", "values": [NON_RETRIABLE_EXIT_CODE]},
-            },
-        ]
-    }
-
-
 def _job_spec(platform: Platform, template: Manifest) -> Manifest:
     return {
         "backoffLimit": BACKOFF_LIMIT,
@@ -149,7 +137,7 @@ def _job_spec(platform: Platform, template: Manifest) -> Manifest:
         "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
         # A replacement starts only once the old pod is gone: one writer of a checkpoint or shard at a time.
         "podReplacementPolicy": "Failed",
-        "podFailurePolicy": _disruptions_ignored("FailJob"),
+        "podFailurePolicy": pod_failure_policy(CONTAINER, "FailJob"),
         "template": template,
     }
 
@@ -187,7 +175,7 @@ def _indexed(platform: Platform, team: Team, pool: CpuPoolFacts) -> Manifest:
     # Left unset, backoffLimit defaults to MaxInt32 beside backoffLimitPerIndex (kubernetes pkg/apis/batch/v1
     # defaults.go SetDefaults_Job): each index's own limit counts, and FailIndex fails a failing index only.
     del spec["backoffLimit"]
-    spec["podFailurePolicy"] = _disruptions_ignored("FailIndex")
+    spec["podFailurePolicy"] = pod_failure_policy(CONTAINER, "FailIndex")
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",

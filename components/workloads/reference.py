@@ -168,6 +168,22 @@ def trainer_arguments(platform: Platform, job: str) -> list[str]:
     ]
 
 
+def pod_failure_policy(container: str, fail_action: str) -> Manifest:
+    """The references' podFailurePolicy: evicted, preempted or drained pods (spot eviction, Kueue preemption,
+    scale-down) are retried without counting against the backoff limit, the entrypoint resuming from its newest
+    checkpoint; the non-retriable exit code of `container` (bad arguments: no retry can fix them) takes
+    `fail_action` at once (FailJob, or FailIndex for an Indexed Job with a per-index backoff limit)."""
+    return {
+        "rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+            {
+                "action": fail_action,
+                "onExitCodes": {"containerName": container, "operator": "In", "values": [NON_RETRIABLE_EXIT_CODE]},
+            },
+        ]
+    }
+
+
 def deadline_seconds(platform: Platform) -> int:
     """The platform treats a job running longer than this as hung (alert `TrainingRunningTooLong`)."""
     return duration_seconds(platform.settings.monitoring.thresholds.job_running_longer_than)
@@ -208,22 +224,7 @@ def _job(platform: Platform, team: Team, facts: GpuPoolFacts, name: str) -> Mani
             "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
             # A replacement starts only once the old pod is gone: one writer of the checkpoints at a time.
             "podReplacementPolicy": "Failed",
-            "podFailurePolicy": {
-                "rules": [
-                    # Evicted, preempted or drained (spot eviction, Kueue preemption, scale-down): retry without
-                    # counting against backoffLimit; the entrypoint resumes from its newest checkpoint.
-                    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
-                    # Bad arguments: no retry can fix them.
-                    {
-                        "action": "FailJob",
-                        "onExitCodes": {
-                            "containerName": TRAINER_CONTAINER,
-                            "operator": "In",
-                            "values": [NON_RETRIABLE_EXIT_CODE],
-                        },
-                    },
-                ]
-            },
+            "podFailurePolicy": pod_failure_policy(TRAINER_CONTAINER, "FailJob"),
             "template": pods.template(container, job=name, pool=facts, restart_policy="Never", shm_gib=size.shm_gib),
         },
     }

@@ -18,6 +18,7 @@ from components.workloads.cpu_jobs import (
     PREPROCESS_FILE,
     cpu_workloads,
 )
+from components.workloads.reference import JOB_FILE, reference_workloads
 from offline.checker.cli import check_manifest
 from offline.stacks import load_stack_config
 from tests.support.config import platform_for
@@ -26,6 +27,9 @@ PLATFORMS = {stack: platform_for(load_stack_config(stack)) for stack in ("dev", 
 TEAMS = [(stack, team.name) for stack, platform in PLATFORMS.items() for team in platform.teams]
 FILES = [CHECKPOINTED_FILE, INDEXED_FILE, PREPROCESS_FILE, CRONJOB_FILE]
 DISRUPTIONS_IGNORED = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
+
+
+TRAINER_ON_42 = {"containerName": "trainer", "operator": "In", "values": [42]}
 
 
 def fail_on_42(action: str) -> dict[str, Any]:
@@ -170,3 +174,26 @@ def test_without_an_on_demand_cpu_pool_there_are_no_cpu_references() -> None:
     platform: Platform = platform_for(config, cpuPools=spot_only)
     assert cpu_workloads(platform) == {"team-a": {}}
     assert cpu_workloads(platform_for(config, cpuPools=[])) == {"team-a": {}}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_cpu_references_fail_as_the_gpu_reference_job_does(stack: str) -> None:
+    """One podFailurePolicy for every reference: the CPU Jobs' is the GPU reference Job's, for their own container
+    (and per index for the Indexed Job)."""
+    platform = PLATFORMS[stack]
+    team = platform.teams[0]
+    gpu_policy = reference_workloads(platform)[team.name][JOB_FILE]["spec"]["podFailurePolicy"]
+    assert gpu_policy == {"rules": [DISRUPTIONS_IGNORED, {**fail_on_42("FailJob"), "onExitCodes": TRAINER_ON_42}]}
+    files = workloads(stack, team.name)
+    policies = {
+        name: (files[name]["spec"]["jobTemplate"]["spec"] if name == CRONJOB_FILE else files[name]["spec"])[
+            "podFailurePolicy"
+        ]
+        for name in FILES
+    }
+    assert policies == {
+        CHECKPOINTED_FILE: {"rules": [DISRUPTIONS_IGNORED, fail_on_42("FailJob")]},
+        INDEXED_FILE: {"rules": [DISRUPTIONS_IGNORED, fail_on_42("FailIndex")]},
+        PREPROCESS_FILE: {"rules": [DISRUPTIONS_IGNORED, fail_on_42("FailJob")]},
+        CRONJOB_FILE: {"rules": [DISRUPTIONS_IGNORED, fail_on_42("FailJob")]},
+    }
