@@ -163,9 +163,22 @@ def test_prod_vault_has_trusted_access_and_the_prerequisite_roles(stack_runs: di
         if r.name.startswith("cluster-backup-")
     }
     assert roles == expected
-    # The control-plane identity is the cluster's own (its principal, not the kubelet's).
-    cluster_identity = run.named("platform-identity")
-    assert run.named("cluster-backup-cluster-writes-snapshots").dependencies.count(cluster_identity.urn) == 1
+    # The fake gives the vault and the control-plane identity the same principal, so which one each grant names is
+    # told by the resource it takes the principal from: the vault's own identity for its reads, the cluster's
+    # control-plane identity (not the kubelet's) for the snapshots it writes, the extension's for its account.
+    holders = {
+        run.named(holder).urn: holder
+        for holder in ("cluster-backup-vault", "cluster-backup-extension", "platform-identity")
+    }
+    principal_from = {
+        name: sorted(holders[urn] for urn in run.named(name).dependencies if urn in holders) for name in expected
+    }
+    assert principal_from == {
+        "cluster-backup-extension-blob-data": ["cluster-backup-extension"],
+        "cluster-backup-vault-reads-cluster": ["cluster-backup-vault"],
+        "cluster-backup-vault-reads-snapshots": ["cluster-backup-vault"],
+        "cluster-backup-cluster-writes-snapshots": ["platform-identity"],
+    }
     assert run.named("cluster-backup-snapshots").inputs["resourceGroupName"] == "rg-mlops-prod-backup-snapshots"
 
 
