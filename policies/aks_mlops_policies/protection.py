@@ -45,7 +45,9 @@ def _logged(settings: list[PolicyResource], suffix: str) -> set[str]:
     categories: set[str] = set()
     for setting in settings:
         if get(setting.props, "workspaceId") and str(get(setting.props, "resourceUri", default="")).endswith(suffix):
-            categories.update(str(get(log, "category")) for log in as_list(setting.props.get("logs")) if log["enabled"])
+            categories.update(
+                str(get(log, "category")) for log in as_list(setting.props.get("logs")) if get(log, "enabled") is True
+            )
     return categories
 
 

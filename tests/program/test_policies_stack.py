@@ -24,6 +24,7 @@ from offline.stacks import load_stack_config, stack_settings_raw
 from tests.support import fleet
 from tests.support.policy import (
     ADVISORY_RULE,
+    DELETE,
     FLEET_CASES,
     GUARDRAIL_CASES,
     INFERENCE_SERVICE,
@@ -440,6 +441,14 @@ STACK_CASES = [
         setting("audit-registry", "logs.1.enabled", False),
         "registry platform-registry sends no ContainerRegistryLoginEvents logs",
         "login-events-off",
+    ),
+    bad(
+        "prod-storage-and-registry-audited",
+        "prod",
+        # A log entry that does not say it is enabled sends nothing (Azure's default is off): reported, not a crash.
+        setting("audit-registry", "logs.1.enabled", DELETE),
+        "registry platform-registry sends no ContainerRegistryLoginEvents logs",
+        "login-events-unsaid",
     ),
     bad(
         "prod-storage-and-registry-audited",
