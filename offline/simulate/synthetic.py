@@ -5,6 +5,7 @@ a serving job (the serving priority class, whose pods tolerate the pool's taint)
 job (half of them), or a gang of 2 to 4 pods of up to a node's GPUs each, never more than the team can be admitted
 with. Submit times are spread uniformly over `span` seconds, run times between 10 minutes and 4 hours. The same seed
 gives the same trace: `python -m offline.simulate.synthetic <stack> OUT.csv [--jobs N] [--seed S] [--stack-file F]`.
+Exit status: 0 written, 2 a usage error or the stack file's configuration rejected (one line naming the key).
 
 The standard trace of a stack (what CI replays for the what-if of a pull request, `standard_jobs`) is a day of three
 jobs per unit of GPU capacity at max scale, ten at least. A job averages about five GPU-hours (runs of 2 hours on
@@ -22,11 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from components.config.errors import ConfigError
 from components.core.naming import SERVING_PRIORITY, TRAINING_PRIORITY
 from components.model.platform import Platform
-from offline.simulate.cli import stack_platform
+from offline.simulate.cli import STACK_FILE_PREFIX, STACK_FILE_SUFFIX, stack_platform
 from offline.simulate.trace import FIELDS
-from offline.stacks import PROJECT_DIR
+from offline.stacks import PROJECT_DIR, StackFileError, stack_names
 
 DAY = 86400.0
 # Jobs of a standard day per unit of GPU capacity at max scale, and the fewest.
@@ -95,8 +97,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--stack-file", type=Path, help="build from this Pulumi.<stack>.yaml (e.g. the base of a pull request)"
     )
     args = parser.parse_args(argv)
-    project_dir = args.stack_file.resolve().parent if args.stack_file is not None else PROJECT_DIR
-    platform = stack_platform(args.stack, project_dir)
+    # The stack file read is the one named Pulumi.<stack>.yaml in its directory: another name would silently read
+    # that neighbour instead.
+    expected = f"{STACK_FILE_PREFIX}{args.stack}{STACK_FILE_SUFFIX}"
+    stack_file = PROJECT_DIR / expected if args.stack_file is None else args.stack_file
+    if args.stack_file is None and args.stack not in stack_names():
+        parser.error(f"unknown stack {args.stack!r}; stacks: {', '.join(stack_names())}")
+    if stack_file.name != expected or not stack_file.is_file():
+        parser.error(f"--stack-file: {stack_file} is not a stack file {expected}")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs: {args.jobs} is not a number of jobs (1 or more)")
+    try:
+        platform = stack_platform(args.stack, stack_file.resolve().parent)
+    except (ConfigError, StackFileError) as error:
+        print(f"configuration rejected, no trace written:\n  {error}")
+        return 2
     jobs = standard_jobs(platform) if args.jobs is None else args.jobs
     write_csv(synthetic_trace(platform, jobs, args.seed), args.out)
     return 0

@@ -56,3 +56,48 @@ def test_a_quota_cut_in_the_pull_request_shows_as_jobs_it_never_admits(
     # The base (other) minus this pull request: the base admits the gangs of 3 and 4 GPUs the cut quota never can.
     admitted, never = int(cells[3]), int(cells[5])
     assert admitted > 0 and never == -admitted, row
+
+
+def test_a_base_stack_file_the_settings_reject_is_one_line_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = yaml.safe_load((PROJECT_DIR / "Pulumi.dev.yaml").read_text())
+    base["config"]["aks-mlops:location"] = "West Europe"
+    base_file = tmp_path / "Pulumi.dev.yaml"
+    base_file.write_text(yaml.safe_dump(base, sort_keys=False))
+    trace = tmp_path / "trace.csv"
+    assert synthetic_main(["dev", str(trace), "--stack-file", str(base_file)]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "configuration rejected, no trace written:"
+    assert lines[1].startswith("  aks-mlops:location: 'West Europe' is not valid")
+    assert not trace.exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # Named otherwise, the file's neighbour Pulumi.dev.yaml would be read in its place.
+        (["--stack-file", "{tmp}/base.yaml"], "--stack-file: {tmp}/base.yaml is not a stack file Pulumi.dev.yaml"),
+        (["--stack-file", "{tmp}/Pulumi.prod.yaml"], "is not a stack file Pulumi.dev.yaml"),
+        (["--jobs", "0"], "--jobs: 0 is not a number of jobs (1 or more)"),
+        (["--jobs", "-3"], "--jobs: -3 is not a number of jobs (1 or more)"),
+    ],
+)
+def test_synthetic_refuses_a_stack_file_of_another_name_and_no_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
+) -> None:
+    for name in ("Pulumi.dev.yaml", "base.yaml", "Pulumi.prod.yaml"):
+        (tmp_path / name).write_bytes((PROJECT_DIR / "Pulumi.dev.yaml").read_bytes())
+    trace = tmp_path / "trace.csv"
+    with pytest.raises(SystemExit) as exit_info:
+        synthetic_main(["dev", str(trace), *(argument.format(tmp=tmp_path) for argument in arguments)])
+    assert exit_info.value.code == 2
+    assert message.format(tmp=tmp_path) in capsys.readouterr().err
+    assert not trace.exists()
+
+
+def test_synthetic_refuses_an_unknown_stack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        synthetic_main(["staging", str(tmp_path / "trace.csv")])
+    assert exit_info.value.code == 2
+    assert "unknown stack 'staging'; stacks: dev, prod" in capsys.readouterr().err
