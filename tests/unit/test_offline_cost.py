@@ -6,7 +6,10 @@ The cost report written for the real stacks is checked in tests/program/test_off
 from __future__ import annotations
 
 import pytest
+import yaml
 
+from components.core.catalog import VM_SIZES
+from components.core.prices import PRICE_TABLE
 from offline.plan.cost import cost
 from offline.stacks import load_stack_config
 from tests.support.config import gpu_pool, mig_pool, platform_for, team
@@ -153,3 +156,12 @@ def test_network_resources_are_priced_where_the_stack_has_them() -> None:
 def test_a_load_balancer_stack_with_private_endpoints_pays_for_the_endpoints_only() -> None:
     platform = platform_for(load_stack_config("prod"), environment="staging", vnet={"privateEndpoints": True})
     assert [item.item for item in cost(platform).network] == ["private endpoints", "private DNS zones"]
+
+
+def test_the_price_table_prices_every_vm_size_the_settings_accept() -> None:
+    # Settings accept any size of the catalog; the chargeback rules price pools while the program runs, so a size
+    # without a price in the table's fallback region would stop `pulumi up` with a KeyError instead of a price.
+    table = yaml.safe_load(PRICE_TABLE.read_text())
+    fallback = table["regions"][table["fallbackRegion"]]["vmHourly"]
+    assert sorted(set(VM_SIZES) - set(fallback)) == []
+    assert all(float(price) > 0 for price in fallback.values())
